@@ -1,0 +1,41 @@
+/* Shared by clheap-bench's tests: the OpenCL setup, options, timing and reporting. */
+#ifndef CLHEAP_BENCH_H
+#define CLHEAP_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "clheap/clheap.h"
+
+typedef struct bench_env {
+    cl_platform_id platform;
+    cl_device_id device;
+    cl_context context;
+    cl_command_queue queue; /* profiling enabled */
+    char device_name[512];
+    int quick;              /* CI mode: small sizes, one run, no timing claims */
+    int runs;               /* timed runs per configuration */
+    const char *csv_dir;    /* NULL: no CSV files */
+} bench_env;
+
+double bench_now_seconds(void);
+double bench_median(double *values, int n);   /* sorts values */
+void bench_min_max(const double *values, int n, double *min, double *max);
+
+/* Opens a CSV file <csv_dir>/<name>.csv with the header line, or returns NULL. */
+FILE *bench_csv_open(const bench_env *env, const char *name, const char *header);
+
+#define BENCH_CHECK(call)                                                                 \
+    do {                                                                                  \
+        clheap_status bench_status_ = (call);                                             \
+        if (bench_status_ != CLHEAP_SUCCESS) {                                            \
+            fprintf(stderr, "%s:%d: %s -> %s\n", __FILE__, __LINE__, #call,               \
+                    clheap_status_string(bench_status_));                                 \
+            return 1;                                                                     \
+        }                                                                                 \
+    } while (0)
+
+int bench_cache(bench_env *env);
+
+#endif

@@ -1,0 +1,48 @@
+#include "bench.h"
+
+#include <stdlib.h>
+#include <time.h>
+
+double bench_now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double bench_median(double *values, int n)
+{
+    qsort(values, (size_t)n, sizeof *values, compare_doubles);
+    return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+void bench_min_max(const double *values, int n, double *min, double *max)
+{
+    *min = *max = values[0];
+    for (int i = 1; i < n; i++) {
+        if (values[i] < *min)
+            *min = values[i];
+        if (values[i] > *max)
+            *max = values[i];
+    }
+}
+
+FILE *bench_csv_open(const bench_env *env, const char *name, const char *header)
+{
+    if (!env->csv_dir)
+        return NULL;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s.csv", env->csv_dir, name);
+    FILE *f = fopen(path, "w");
+    if (f)
+        fprintf(f, "%s\n", header);
+    else
+        fprintf(stderr, "cannot write %s\n", path);
+    return f;
+}

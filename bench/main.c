@@ -1,0 +1,73 @@
+/* clheap-bench: the papers' allocator tests on any OpenCL device.
+ * Usage: clheap-bench [--quick] [--runs N] [--csv DIR] [TEST...]
+ * Tests: cache. No test named: all. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+typedef struct bench_test {
+    const char *name;
+    int (*run)(bench_env *env);
+} bench_test;
+
+static const bench_test tests[] = {
+    {"cache", bench_cache},
+};
+enum { TEST_COUNT = sizeof tests / sizeof tests[0] };
+
+static int usage(void)
+{
+    fprintf(stderr, "usage: clheap-bench [--quick] [--runs N] [--csv DIR] [TEST...]\ntests:");
+    for (int i = 0; i < TEST_COUNT; i++)
+        fprintf(stderr, " %s", tests[i].name);
+    fprintf(stderr, "\n");
+    return 2;
+}
+
+int main(int argc, char **argv)
+{
+    /* Line-buffered, so a run killed at its time limit still shows what it measured. */
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    bench_env env = {0};
+    env.runs = 5;
+    int selected[TEST_COUNT] = {0}, any_selected = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--quick") == 0) {
+            env.quick = 1;
+        } else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
+            env.runs = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc) {
+            env.csv_dir = argv[++i];
+        } else {
+            int found = 0;
+            for (int t = 0; t < TEST_COUNT; t++)
+                if (strcmp(argv[i], tests[t].name) == 0)
+                    selected[t] = found = any_selected = 1;
+            if (!found)
+                return usage();
+        }
+    }
+    if (env.quick && env.runs == 5)
+        env.runs = 1;
+    if (env.runs < 1 || env.runs > 15)
+        return usage();
+
+    BENCH_CHECK(clheap_select_device(&env.platform, &env.device));
+    clheap_describe_device(env.device, env.device_name, sizeof env.device_name);
+    cl_int err;
+    env.context = clCreateContext(NULL, 1, &env.device, NULL, NULL, &err);
+    BENCH_CHECK(err);
+    env.queue = clCreateCommandQueue(env.context, env.device, CL_QUEUE_PROFILING_ENABLE, &err);
+    BENCH_CHECK(err);
+    printf("clheap-bench %s on %s%s\n", CLHEAP_VERSION_STRING, env.device_name,
+           env.quick ? " (quick mode: numbers are not measurements)" : "");
+
+    int failures = 0;
+    for (int t = 0; t < TEST_COUNT; t++)
+        if (!any_selected || selected[t])
+            failures += tests[t].run(&env) != 0;
+    clReleaseCommandQueue(env.queue);
+    clReleaseContext(env.context);
+    return failures ? 1 : 0;
+}

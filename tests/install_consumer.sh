@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the build into a temporary prefix, then builds examples/ against it with
+# find_package(clheap CONFIG) and a one-file program with pkg-config, and runs both.
+set -euo pipefail
+build_dir=$1
+source_dir=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+cmake --install "$build_dir" --prefix "$work/prefix" >/dev/null
+cmake -S "$source_dir/examples" -B "$work/examples" -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
+cmake --build "$work/examples" >/dev/null
+LD_LIBRARY_PATH="$work/prefix/lib:${LD_LIBRARY_PATH:-}" "$work/examples/clheap-demo"
+
+libdir=$(ls -d "$work"/prefix/lib*/pkgconfig | head -n1)
+cat >"$work/pc.c" <<'C'
+#include <clheap/clheap.h>
+#include <stdio.h>
+int main(void) { puts(clheap_status_string(CLHEAP_ERROR_DOUBLE_FREE)); return 0; }
+C
+# shellcheck disable=SC2046
+cc -std=c11 "$work/pc.c" -o "$work/pc" $(PKG_CONFIG_PATH="$libdir" pkg-config --cflags --libs clheap)
+LD_LIBRARY_PATH="$work/prefix/lib:${LD_LIBRARY_PATH:-}" "$work/pc" | grep -q CLHEAP_ERROR_DOUBLE_FREE
+echo "install consumer OK: find_package and pkg-config"
