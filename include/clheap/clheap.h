@@ -6,5 +6,6 @@
 #include "clheap/status.h"
 #include "clheap/device.h"
 #include "clheap/cache.h"
+#include "clheap/heap.h"
 
 #endif

@@ -1,0 +1,288 @@
+/* The CircularMalloc family (Vinkler & Havran 2015, Alg. 3 and sections 5.2-5.4):
+ *   CMalloc    flag and next in separate words, one roving offset
+ *   CFMalloc   flag fused into the next word, one roving offset
+ *   CMMalloc   like CMalloc, one roving offset per compute unit over per-CU sub-heaps
+ *   CFMMalloc  fused and multi
+ * `fused` and `multi` are compile-time constants at every call site, so each program
+ * compiles exactly one code path.
+ *
+ * The pool is a circular singly linked list of chunks that tile it in address order:
+ * each chunk is a one-unit header followed by its payload; header.next is the unit of
+ * the following chunk; the last chunk's next is the sentinel, a permanently used
+ * header at CLHEAP_HDR_POOL_END whose next is the first chunk. malloc walks from a
+ * roving offset, claims a free chunk that fits by CAS on its flag, splits off the
+ * rest, and moves the roving offset past it; free merges the chunk with its successor
+ * if that one is free, then marks the chunk free.
+ *
+ * Differences from the paper, all for forward progress and safety under arbitrary
+ * scheduling (see clheap_layout.h for the tagged flags):
+ *  - the search is bounded: one lap from the roving offset, plus at most
+ *    CLHEAP_MAX_RESTARTS restarts from the first chunk when a stale header is met;
+ *    then NULL, counted in the heap header;
+ *  - no work-item ever waits for another: a claimed chunk that is too small is released
+ *    at once, a lost CAS moves on;
+ *  - chunk size is checked before the CAS, so walkers do not lock chunks that cannot fit;
+ *  - the paper's __threadfence is clheap_fence_release (device scope), and readers
+ *    that claimed a chunk use clheap_fence_acquire before reading what it holds. */
+#ifndef CLHEAP_CIRCULAR_H
+#define CLHEAP_CIRCULAR_H
+
+#include "clheap_common.h"
+
+/* A chunk is split only if the rest can be a chunk of its own: header + 1 unit. */
+#define CLHEAP_MIN_CHUNK_UNITS 2u
+
+static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u32 *clheap_chunk(CLHEAP_GLOBAL clheap_u32 *h,
+                                                            clheap_u32 unit)
+{
+    return h + (clheap_size)unit * (CLHEAP_UNIT / 4u);
+}
+
+static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u64 *clheap_fused_word(CLHEAP_GLOBAL clheap_u32 *h,
+                                                                 clheap_u32 unit)
+{
+    return (CLHEAP_GLOBAL clheap_u64 *)clheap_chunk(h, unit);
+}
+
+static CLHEAP_INLINE clheap_u64 clheap_fused(clheap_u32 unit, clheap_u32 used, clheap_u32 next)
+{
+    return ((clheap_u64)CLHEAP_TAG(unit) << 32) | (used ? CLHEAP_FUSED_USED_BIT : 0u) | next;
+}
+
+static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u32 *clheap_rover(CLHEAP_GLOBAL clheap_u32 *h, int multi)
+{
+    clheap_u32 index = multi ? clheap_group_index() % h[CLHEAP_HDR_OFFSET_COUNT] : 0u;
+    return h + CLHEAP_HDR_OFFSETS + index;
+}
+
+/* Writes a chunk header (free or used) that nobody else can see yet. */
+static CLHEAP_INLINE void clheap_write_header(CLHEAP_GLOBAL clheap_u32 *h, int fused,
+                                              clheap_u32 unit, clheap_u32 used, clheap_u32 next)
+{
+    if (fused) {
+        clheap_store64(clheap_fused_word(h, unit), clheap_fused(unit, used, next));
+    } else {
+        CLHEAP_GLOBAL clheap_u32 *c = clheap_chunk(h, unit);
+        clheap_store32(c + CLHEAP_CHUNK_WORD_NEXT, next);
+        clheap_store32(c + CLHEAP_CHUNK_WORD_FLAG,
+                       used ? CLHEAP_FLAG_USED(unit) : CLHEAP_FLAG_FREE(unit));
+    }
+    clheap_store32(clheap_chunk(h, unit) + CLHEAP_CHUNK_WORD_REQUEST, 0u);
+}
+
+/* Tries to claim the chunk at unit o for `need` units. Returns 1 and its next if claimed;
+ * 0 and the next to walk to if not; -1 if o does not hold a header (stale offset). */
+static CLHEAP_INLINE int clheap_try_claim(CLHEAP_GLOBAL clheap_u32 *h, int fused, clheap_u32 o,
+                                          clheap_u32 need, clheap_u32 sentinel, clheap_u32 *next_out)
+{
+    if (fused) {
+        CLHEAP_GLOBAL clheap_u64 *word = clheap_fused_word(h, o);
+        clheap_u64 w = clheap_load64(word);
+        clheap_u32 next = (clheap_u32)w & CLHEAP_FUSED_NEXT_MASK;
+        if ((clheap_u32)(w >> 32) != CLHEAP_TAG(o) || next <= o || next > sentinel)
+            return -1;
+        *next_out = next;
+        if ((clheap_u32)w & CLHEAP_FUSED_USED_BIT || next - o < need)
+            return 0;
+        /* The exact word we saw, so the claim fails if the chunk changed since. */
+        return clheap_cas64(word, w, w | CLHEAP_FUSED_USED_BIT) == w;
+    }
+    CLHEAP_GLOBAL clheap_u32 *c = clheap_chunk(h, o);
+    clheap_u32 flag = clheap_load32(c + CLHEAP_CHUNK_WORD_FLAG);
+    clheap_u32 next = clheap_load32(c + CLHEAP_CHUNK_WORD_NEXT);
+    if ((flag != CLHEAP_FLAG_FREE(o) && flag != CLHEAP_FLAG_USED(o)) || next <= o || next > sentinel)
+        return -1;
+    *next_out = next;
+    if (flag != CLHEAP_FLAG_FREE(o) || next - o < need)
+        return 0;
+    if (clheap_cas32(c + CLHEAP_CHUNK_WORD_FLAG, CLHEAP_FLAG_FREE(o), CLHEAP_FLAG_USED(o)) !=
+        CLHEAP_FLAG_FREE(o))
+        return 0;
+    clheap_fence_acquire();
+    /* Ours now, so next is stable; it can differ from what we saw (the chunk was
+     * claimed, split and freed in between). */
+    next = clheap_load32(c + CLHEAP_CHUNK_WORD_NEXT);
+    *next_out = next;
+    if (next - o >= need)
+        return 1;
+    clheap_store32(c + CLHEAP_CHUNK_WORD_FLAG, CLHEAP_FLAG_FREE(o));
+    return 0;
+}
+
+/* Returns the payload unit of a new allocation, or 0. */
+static CLHEAP_INLINE clheap_u32 clheap_circular_malloc_unit(CLHEAP_GLOBAL clheap_u32 *h,
+                                                            clheap_size bytes, int fused,
+                                                            int multi)
+{
+    clheap_u32 first = h[CLHEAP_HDR_POOL_START], sentinel = h[CLHEAP_HDR_POOL_END];
+    clheap_u32 payload = clheap_units_for(bytes, sentinel - first - 1u);
+    if (!payload) {
+        clheap_count_error(h, CLHEAP_HDR_ERR_BAD_SIZE);
+        return 0u;
+    }
+    clheap_u32 need = payload + 1u;
+    CLHEAP_GLOBAL clheap_u32 *rover = clheap_rover(h, multi);
+    clheap_u32 o = clheap_load32(rover);
+    if (o < first || o >= sentinel)
+        o = first;
+    clheap_u32 start = o, next = 0u;
+    int wrapped = 0, restarts = 0;
+    for (;;) {
+        if (o == sentinel) {
+            /* A lap that began at the first chunk ends here; any other wraps once. */
+            if (wrapped || start == first) {
+                clheap_count_error(h, CLHEAP_HDR_ERR_OUT_OF_MEMORY);
+                return 0u;
+            }
+            wrapped = 1;
+            o = first;
+        }
+        if (wrapped && o >= start) {
+            clheap_count_error(h, CLHEAP_HDR_ERR_OUT_OF_MEMORY);
+            return 0u;
+        }
+        int claimed = clheap_try_claim(h, fused, o, need, sentinel, &next);
+        if (claimed > 0)
+            break;
+        if (claimed < 0) {
+            /* A header merged away under us: start a fresh lap from the first chunk,
+             * whose header is never merged away. */
+            if (++restarts > CLHEAP_MAX_RESTARTS) {
+                clheap_count_error(h, CLHEAP_HDR_ERR_CONTENDED);
+                return 0u;
+            }
+            o = start = first;
+            wrapped = 0;
+            continue;
+        }
+        o = next;
+    }
+    if (next - o >= need + CLHEAP_MIN_CHUNK_UNITS) {
+        clheap_u32 rest = o + need;
+        clheap_write_header(h, fused, rest, 0u, next);
+        clheap_fence_release(); /* the new header is visible before it is linked */
+        if (fused)
+            clheap_store64(clheap_fused_word(h, o), clheap_fused(o, 1u, rest));
+        else
+            clheap_store32(clheap_chunk(h, o) + CLHEAP_CHUNK_WORD_NEXT, rest);
+        next = rest;
+    }
+    clheap_store32(clheap_chunk(h, o) + CLHEAP_CHUNK_WORD_REQUEST, (clheap_u32)bytes);
+    clheap_store32(rover, next);
+    return o + 1u;
+}
+
+static CLHEAP_INLINE void clheap_circular_free(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL void *ptr,
+                                               int fused, int multi)
+{
+    if (!ptr)
+        return;
+    clheap_u32 first = h[CLHEAP_HDR_POOL_START], sentinel = h[CLHEAP_HDR_POOL_END];
+    clheap_u32 unit = clheap_unit_of_free(h, ptr, first + 1u, sentinel);
+    if (!unit)
+        return;
+    clheap_u32 o = unit - 1u, next;
+    if (fused) {
+        clheap_u64 w = clheap_load64(clheap_fused_word(h, o));
+        if ((clheap_u32)(w >> 32) != CLHEAP_TAG(o)) {
+            clheap_count_error(h, CLHEAP_HDR_ERR_FREE_NOT_CHUNK);
+            return;
+        }
+        if (!((clheap_u32)w & CLHEAP_FUSED_USED_BIT)) {
+            clheap_count_error(h, CLHEAP_HDR_ERR_DOUBLE_FREE);
+            return;
+        }
+        next = (clheap_u32)w & CLHEAP_FUSED_NEXT_MASK;
+        if (next != sentinel) {
+            CLHEAP_GLOBAL clheap_u64 *after = clheap_fused_word(h, next);
+            clheap_u64 wn = clheap_load64(after);
+            /* Swallow the successor if it is a free chunk: one CAS kills its header. */
+            if ((clheap_u32)(wn >> 32) == CLHEAP_TAG(next) && !((clheap_u32)wn & CLHEAP_FUSED_USED_BIT) &&
+                clheap_cas64(after, wn, (clheap_u64)CLHEAP_FLAG_DEAD) == wn) {
+                next = (clheap_u32)wn & CLHEAP_FUSED_NEXT_MASK;
+                clheap_store32(clheap_rover(h, multi), next);
+            }
+        }
+        clheap_fence_release();
+        clheap_store64(clheap_fused_word(h, o), clheap_fused(o, 0u, next));
+        return;
+    }
+    CLHEAP_GLOBAL clheap_u32 *c = clheap_chunk(h, o);
+    clheap_u32 flag = clheap_load32(c + CLHEAP_CHUNK_WORD_FLAG);
+    if (flag == CLHEAP_FLAG_FREE(o)) {
+        clheap_count_error(h, CLHEAP_HDR_ERR_DOUBLE_FREE);
+        return;
+    }
+    if (flag != CLHEAP_FLAG_USED(o)) {
+        clheap_count_error(h, CLHEAP_HDR_ERR_FREE_NOT_CHUNK);
+        return;
+    }
+    next = clheap_load32(c + CLHEAP_CHUNK_WORD_NEXT);
+    if (next != sentinel) {
+        CLHEAP_GLOBAL clheap_u32 *after = clheap_chunk(h, next);
+        if (clheap_cas32(after + CLHEAP_CHUNK_WORD_FLAG, CLHEAP_FLAG_FREE(next),
+                         CLHEAP_FLAG_USED(next)) == CLHEAP_FLAG_FREE(next)) {
+            clheap_fence_acquire();
+            clheap_u32 after_next = clheap_load32(after + CLHEAP_CHUNK_WORD_NEXT);
+            clheap_store32(after + CLHEAP_CHUNK_WORD_FLAG, CLHEAP_FLAG_DEAD);
+            clheap_store32(c + CLHEAP_CHUNK_WORD_NEXT, after_next);
+            clheap_store32(clheap_rover(h, multi), after_next);
+        }
+    }
+    clheap_fence_release(); /* the merged next is visible before the chunk is free */
+    clheap_store32(c + CLHEAP_CHUNK_WORD_FLAG, CLHEAP_FLAG_FREE(o));
+}
+
+/* ---- pre-splitting (eq. 1) ------------------------------------------------------
+ * The pool [first, sentinel) is `heaps` sub-heaps of HEAP_UNITS units each (one for the
+ * single-offset variants, one per compute unit for the multi variants). A binary
+ * sub-heap holds, for each level x < L, 2^x chunks of R >> x units, then one chunk with
+ * the rest; a uniform sub-heap holds chunks of S units, the last one taking the rest.
+ * Chunk `index` of the whole pool is placed by clheap_presplit_chunk without reading
+ * any other chunk, so initialisation is one work-item per chunk. */
+static CLHEAP_INLINE void clheap_presplit_chunk(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 index,
+                                                clheap_u32 *unit_out, clheap_u32 *units_out)
+{
+    clheap_u32 heap_units = h[CLHEAP_HDR_HEAP_UNITS];
+    clheap_u32 per_heap = h[CLHEAP_HDR_CHUNKS_PER_HEAP];
+    clheap_u32 arg = h[CLHEAP_HDR_PRESPLIT_ARG];
+    clheap_u32 heap_base = h[CLHEAP_HDR_POOL_START] + (index / per_heap) * heap_units;
+    clheap_u32 i = index % per_heap, start = 0u, units;
+    if (h[CLHEAP_HDR_PRESPLIT] == CLHEAP_PRESPLIT_UNIFORM) {
+        start = i * arg;
+        units = i + 1u == per_heap ? heap_units - start : arg;
+    } else {
+        clheap_u32 levels = h[CLHEAP_HDR_PRESPLIT_LEVELS];
+        clheap_u32 level = 0u;
+        while (level + 1u < 32u && (1u << (level + 1u)) <= i + 1u)
+            level++;
+        if (i + 1u == per_heap)
+            level = levels; /* the remainder chunk after the last level */
+        for (clheap_u32 y = 0u; y < level; y++)
+            start += (1u << y) * (arg >> y);
+        if (level == levels) {
+            units = heap_units - start;
+        } else {
+            start += (i + 1u - (1u << level)) * (arg >> level);
+            units = arg >> level;
+        }
+    }
+    *unit_out = heap_base + start;
+    *units_out = units;
+}
+
+/* Writes the header of chunk `index`, or the sentinel when index == chunk count. */
+static CLHEAP_INLINE void clheap_circular_init_chunk(CLHEAP_GLOBAL clheap_u32 *h, int fused,
+                                                     clheap_u32 index, clheap_u32 chunk_count)
+{
+    clheap_u32 first = h[CLHEAP_HDR_POOL_START], sentinel = h[CLHEAP_HDR_POOL_END];
+    if (index == chunk_count) {
+        clheap_write_header(h, fused, sentinel, 1u, first);
+        return;
+    }
+    clheap_u32 unit, units;
+    clheap_presplit_chunk(h, index, &unit, &units);
+    clheap_write_header(h, fused, unit, 0u, index + 1u == chunk_count ? sentinel : unit + units);
+}
+
+#endif

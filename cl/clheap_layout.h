@@ -1,0 +1,77 @@
+/* The device heap's layout: shared, word for word, by the OpenCL C allocators, the host
+ * library (which reads heaps back to check them) and the host-compiled core.
+ *
+ * The heap is one buffer of 16-byte units. Unit 0 onward holds the header (32-bit
+ * words, indices below); the pool starts at unit HDR_POOL_START. Everything kept in the
+ * heap between kernels is an offset in 16-byte units, never a pointer: 32-bit offsets
+ * address 64 GiB, the fused variants' 31-bit offsets 32 GiB. Offset 0 is the header,
+ * so an offset of 0 means NULL. */
+#ifndef CLHEAP_LAYOUT_H
+#define CLHEAP_LAYOUT_H
+
+#define CLHEAP_UNIT 16u
+#define CLHEAP_MAGIC 0x50484c43u /* "CLHP" */
+#define CLHEAP_LAYOUT_VERSION 1u
+
+/* Allocator kinds: the same numbers as enum clheap_allocator in <clheap/heap.h>. */
+#define CLHEAP_KIND_ATOMIC 1
+#define CLHEAP_KIND_ATOMIC_WRAP 2
+#define CLHEAP_KIND_CMALLOC 3
+#define CLHEAP_KIND_CFMALLOC 4
+#define CLHEAP_KIND_CMMALLOC 5
+#define CLHEAP_KIND_CFMMALLOC 6
+
+/* Header word indices. */
+#define CLHEAP_HDR_MAGIC 0
+#define CLHEAP_HDR_VERSION 1
+#define CLHEAP_HDR_KIND 2
+#define CLHEAP_HDR_POOL_START 3   /* unit of the first chunk (bump: first allocation) */
+#define CLHEAP_HDR_POOL_END 4     /* unit of the sentinel header (bump: one past the end) */
+#define CLHEAP_HDR_OFFSET_COUNT 5 /* roving offsets: 1, or one per compute unit */
+#define CLHEAP_HDR_HEAP_UNITS 6   /* circular: units per pre-split sub-heap */
+#define CLHEAP_HDR_PRESPLIT 7     /* CLHEAP_PRESPLIT_* */
+#define CLHEAP_HDR_PRESPLIT_ARG 8 /* binary: root chunk units R; uniform: chunk units */
+#define CLHEAP_HDR_PRESPLIT_LEVELS 9
+#define CLHEAP_HDR_CHUNKS_PER_HEAP 10
+/* Error counters, incremented by device code, read back by the host as a status. */
+#define CLHEAP_HDR_ERR_FIRST 16
+#define CLHEAP_HDR_ERR_OUT_OF_MEMORY 16   /* malloc returned NULL: no chunk fits */
+#define CLHEAP_HDR_ERR_BAD_SIZE 17        /* malloc(0) or larger than the pool */
+#define CLHEAP_HDR_ERR_FREE_OUTSIDE 18    /* free of a pointer outside the pool */
+#define CLHEAP_HDR_ERR_FREE_UNALIGNED 19  /* free of a pointer not on a 16-byte unit */
+#define CLHEAP_HDR_ERR_FREE_NOT_CHUNK 20  /* free of a pointer that starts no allocation */
+#define CLHEAP_HDR_ERR_DOUBLE_FREE 21     /* free of a chunk whose header says free */
+#define CLHEAP_HDR_ERR_CONTENDED 22       /* malloc gave up after its bounded retries */
+#define CLHEAP_HDR_ERR_COUNT 7
+/* Bump allocators: a 64-bit counter (words 24-25, 8-byte aligned) of units handed out
+ * since pool start; 64 bits so that failed requests can never wrap it. */
+#define CLHEAP_HDR_BUMP 24
+/* Circular family: roving offsets start here, CLHEAP_HDR_OFFSET_COUNT of them. */
+#define CLHEAP_HDR_OFFSETS 32
+#define CLHEAP_HDR_FIXED_WORDS 32
+
+#define CLHEAP_PRESPLIT_BINARY 0  /* eq. 1 of Vinkler & Havran: C(i) = R / 2^floor(log2 i) */
+#define CLHEAP_PRESPLIT_UNIFORM 1 /* equal chunks (the ScatterAlloc-like baseline) */
+
+/* Chunk header: one 16-byte unit before each payload, so payloads stay 16-byte aligned.
+ *   unfused (CMalloc, CMMalloc): word 0 flag, word 1 next chunk's unit, word 2 bytes requested
+ *   fused (CFMalloc, CFMMalloc): words 0-1 one 64-bit word {check:32 | used:1 | next:31},
+ *                                word 2 bytes requested
+ * Flags are tagged with a hash of the header's own unit: FREE(x) and USED(x) are
+ * distinct non-zero values found only at x, and a header merged away is set DEAD (0).
+ * A walker holding a stale offset (the header was merged into its predecessor and may
+ * now be user data) therefore cannot mistake user data for a header except with
+ * probability 2^-32, and restarts from the pool's first chunk, whose header is never
+ * merged away. */
+#define CLHEAP_CHUNK_WORD_FLAG 0
+#define CLHEAP_CHUNK_WORD_NEXT 1
+#define CLHEAP_CHUNK_WORD_REQUEST 2
+#define CLHEAP_FLAG_DEAD 0u
+#define CLHEAP_FUSED_USED_BIT 0x80000000u
+#define CLHEAP_FUSED_NEXT_MASK 0x7fffffffu
+
+#define CLHEAP_TAG(unit) ((((unit) * 0x9E3779B1u) ^ 0x5BD1E995u) | 2u)
+#define CLHEAP_FLAG_FREE(unit) (CLHEAP_TAG(unit) & ~1u)
+#define CLHEAP_FLAG_USED(unit) (CLHEAP_TAG(unit) | 1u)
+
+#endif

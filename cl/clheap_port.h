@@ -1,0 +1,120 @@
+/* clheap device core portability: the same allocator source compiles as OpenCL C 1.2
+ * (device) and as C11 with <stdatomic.h> (host: ThreadSanitizer stress test, fuzzer).
+ *
+ * Shared words are only touched through these helpers: plain loads are hoisted out of
+ * loops by both PoCL and NVIDIA, so loads are volatile (OpenCL) or atomic (C11).
+ * Fences: OpenCL's mem_fence(CLK_GLOBAL_MEM_FENCE) is work-group scope on NVIDIA
+ * (membar.cta); read_/write_mem_fence(CLK_GLOBAL_MEM_FENCE) are device scope
+ * (membar.gl), which is what publishing a header to other work-groups needs. */
+#ifndef CLHEAP_PORT_H
+#define CLHEAP_PORT_H
+
+#ifdef __OPENCL_C_VERSION__
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+
+#define CLHEAP_GLOBAL __global
+#define CLHEAP_INLINE inline
+typedef uint clheap_u32;
+typedef ulong clheap_u64;
+typedef ulong clheap_size;
+
+static CLHEAP_INLINE clheap_u32 clheap_load32(CLHEAP_GLOBAL clheap_u32 *p)
+{
+    return *(volatile CLHEAP_GLOBAL clheap_u32 *)p;
+}
+static CLHEAP_INLINE void clheap_store32(CLHEAP_GLOBAL clheap_u32 *p, clheap_u32 v)
+{
+    *(volatile CLHEAP_GLOBAL clheap_u32 *)p = v;
+}
+static CLHEAP_INLINE clheap_u64 clheap_load64(CLHEAP_GLOBAL clheap_u64 *p)
+{
+    return *(volatile CLHEAP_GLOBAL clheap_u64 *)p;
+}
+static CLHEAP_INLINE void clheap_store64(CLHEAP_GLOBAL clheap_u64 *p, clheap_u64 v)
+{
+    *(volatile CLHEAP_GLOBAL clheap_u64 *)p = v;
+}
+static CLHEAP_INLINE clheap_u32 clheap_cas32(CLHEAP_GLOBAL clheap_u32 *p, clheap_u32 expected,
+                                             clheap_u32 desired)
+{
+    return atomic_cmpxchg((volatile CLHEAP_GLOBAL clheap_u32 *)p, expected, desired);
+}
+static CLHEAP_INLINE clheap_u64 clheap_cas64(CLHEAP_GLOBAL clheap_u64 *p, clheap_u64 expected,
+                                             clheap_u64 desired)
+{
+    return atom_cmpxchg(p, expected, desired);
+}
+static CLHEAP_INLINE clheap_u32 clheap_add32(CLHEAP_GLOBAL clheap_u32 *p, clheap_u32 v)
+{
+    return atomic_add((volatile CLHEAP_GLOBAL clheap_u32 *)p, v);
+}
+static CLHEAP_INLINE clheap_u64 clheap_add64(CLHEAP_GLOBAL clheap_u64 *p, clheap_u64 v)
+{
+    return atom_add(p, v);
+}
+/* Publish: everything written before is visible device-wide before what follows. */
+static CLHEAP_INLINE void clheap_fence_release(void) { write_mem_fence(CLK_GLOBAL_MEM_FENCE); }
+/* Consume: reads after this see what the publisher wrote before its release fence. */
+static CLHEAP_INLINE void clheap_fence_acquire(void) { read_mem_fence(CLK_GLOBAL_MEM_FENCE); }
+/* Which roving offset a multi-offset allocator uses. OpenCL has no SM id: the
+ * work-group id spreads groups over the offsets the way a scheduler spreads them over
+ * compute units. */
+#define clheap_group_index() ((clheap_u32)get_group_id(0))
+
+#else /* C11 on the host */
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CLHEAP_GLOBAL
+#define CLHEAP_INLINE inline
+typedef uint32_t clheap_u32;
+typedef uint64_t clheap_u64;
+typedef size_t clheap_size;
+
+#define CLHEAP_A32(p) ((_Atomic clheap_u32 *)(p))
+#define CLHEAP_A64(p) ((_Atomic clheap_u64 *)(p))
+static CLHEAP_INLINE clheap_u32 clheap_load32(clheap_u32 *p)
+{
+    return atomic_load_explicit(CLHEAP_A32(p), memory_order_relaxed);
+}
+static CLHEAP_INLINE void clheap_store32(clheap_u32 *p, clheap_u32 v)
+{
+    atomic_store_explicit(CLHEAP_A32(p), v, memory_order_relaxed);
+}
+static CLHEAP_INLINE clheap_u64 clheap_load64(clheap_u64 *p)
+{
+    return atomic_load_explicit(CLHEAP_A64(p), memory_order_relaxed);
+}
+static CLHEAP_INLINE void clheap_store64(clheap_u64 *p, clheap_u64 v)
+{
+    atomic_store_explicit(CLHEAP_A64(p), v, memory_order_relaxed);
+}
+static CLHEAP_INLINE clheap_u32 clheap_cas32(clheap_u32 *p, clheap_u32 expected, clheap_u32 desired)
+{
+    atomic_compare_exchange_strong_explicit(CLHEAP_A32(p), &expected, desired,
+                                            memory_order_relaxed, memory_order_relaxed);
+    return expected;
+}
+static CLHEAP_INLINE clheap_u64 clheap_cas64(clheap_u64 *p, clheap_u64 expected, clheap_u64 desired)
+{
+    atomic_compare_exchange_strong_explicit(CLHEAP_A64(p), &expected, desired,
+                                            memory_order_relaxed, memory_order_relaxed);
+    return expected;
+}
+static CLHEAP_INLINE clheap_u32 clheap_add32(clheap_u32 *p, clheap_u32 v)
+{
+    return atomic_fetch_add_explicit(CLHEAP_A32(p), v, memory_order_relaxed);
+}
+static CLHEAP_INLINE clheap_u64 clheap_add64(clheap_u64 *p, clheap_u64 v)
+{
+    return atomic_fetch_add_explicit(CLHEAP_A64(p), v, memory_order_relaxed);
+}
+static CLHEAP_INLINE void clheap_fence_release(void) { atomic_thread_fence(memory_order_release); }
+static CLHEAP_INLINE void clheap_fence_acquire(void) { atomic_thread_fence(memory_order_acquire); }
+/* The host build's "work-group id": set by each thread of the stress test. */
+extern _Thread_local clheap_u32 clheap_host_group_index;
+#define clheap_group_index() clheap_host_group_index
+#endif
+
+#endif

@@ -1,0 +1,337 @@
+/* Device heap, host side: plans the layout, builds the allocator into programs, runs
+ * initialisation on the device, reads heaps back to check them. */
+#include "clheap/heap.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "heap_layout.h"
+#include "heap_walk.h"
+#include "registry.h"
+
+extern const char clheap_embedded_device_source[];
+extern const char clheap_embedded_kernels_source[];
+
+struct clheap_heap {
+    cl_context context;
+    cl_device_id device;
+    cl_command_queue queue;
+    cl_mem buffer;
+    cl_program program; /* the library's own kernels for this allocator */
+    cl_kernel init_chunks;
+    clheap_heap_config config;
+    clheap_layout layout;
+};
+
+static const char *const allocator_names[] = {
+    NULL, "AtomicMalloc", "AtomicWrapMalloc", "CMalloc", "CFMalloc", "CMMalloc", "CFMMalloc",
+};
+
+const char *clheap_allocator_name(clheap_allocator allocator)
+{
+    if ((int)allocator <= 0 || (size_t)allocator >= sizeof allocator_names / sizeof *allocator_names)
+        return NULL;
+    return allocator_names[allocator];
+}
+
+clheap_heap_config clheap_heap_config_default(void)
+{
+    clheap_heap_config config;
+    memset(&config, 0, sizeof config);
+    config.allocator = CLHEAP_CMALLOC;
+    config.size_bytes = 64u << 20;
+    config.presplit = CLHEAP_PRESPLIT_BINARY_HEAP;
+    config.min_chunk_bytes = 256;
+    config.uniform_chunk_bytes = 4096;
+    return config;
+}
+
+const char *clheap_heap_program_source(void)
+{
+    return clheap_embedded_device_source;
+}
+
+cl_mem clheap_heap_buffer(const clheap_heap *heap)
+{
+    return heap ? heap->buffer : NULL;
+}
+
+clheap_allocator clheap_heap_allocator(const clheap_heap *heap)
+{
+    return heap ? heap->config.allocator : (clheap_allocator)0;
+}
+
+clheap_status clheap_heap_build_options(const clheap_heap *heap, char *buf, size_t len)
+{
+    if (!heap || !buf || len == 0)
+        return CLHEAP_ERROR_INVALID_ARGUMENT;
+    int n = snprintf(buf, len, "-DCLHEAP_ALLOCATOR=%d", (int)heap->config.allocator);
+    return n >= 0 && (size_t)n < len ? CLHEAP_SUCCESS : CLHEAP_ERROR_BUFFER_TOO_SMALL;
+}
+
+/* Builds allocator source + sources with the heap's options + options. */
+static clheap_status build(clheap_heap *heap, size_t count, const char **sources, const char *options,
+                           cl_program *out, char *log, size_t log_len)
+{
+    if (log && log_len)
+        log[0] = '\0';
+    const char **all = malloc((count + 1) * sizeof *all);
+    if (!all)
+        return CLHEAP_ERROR_OUT_OF_HOST_MEMORY;
+    all[0] = clheap_embedded_device_source;
+    memcpy(all + 1, sources, count * sizeof *sources);
+    cl_int err;
+    cl_program program =
+        clCreateProgramWithSource(heap->context, (cl_uint)(count + 1), all, NULL, &err);
+    free(all);
+    if (err != CL_SUCCESS)
+        return err;
+    char heap_options[64];
+    clheap_heap_build_options(heap, heap_options, sizeof heap_options);
+    size_t options_len = strlen(heap_options) + (options ? strlen(options) : 0) + 2;
+    char *all_options = malloc(options_len);
+    if (!all_options) {
+        clReleaseProgram(program);
+        return CLHEAP_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    snprintf(all_options, options_len, "%s %s", heap_options, options ? options : "");
+    err = clBuildProgram(program, 1, &heap->device, all_options, NULL, NULL);
+    free(all_options);
+    if (err == CL_BUILD_PROGRAM_FAILURE || err == CL_COMPILE_PROGRAM_FAILURE) {
+        if (log && log_len)
+            clGetProgramBuildInfo(program, heap->device, CL_PROGRAM_BUILD_LOG, log_len - 1, log, NULL);
+        if (log && log_len)
+            log[log_len - 1] = '\0';
+        clReleaseProgram(program);
+        return CLHEAP_ERROR_BUILD_FAILED;
+    }
+    if (err != CL_SUCCESS) {
+        clReleaseProgram(program);
+        return err;
+    }
+    *out = program;
+    return CLHEAP_SUCCESS;
+}
+
+clheap_status clheap_heap_build_program(clheap_heap *heap, size_t count, const char **sources,
+                                        const char *options, cl_program *program, char *log,
+                                        size_t log_len)
+{
+    if (!heap || !program || (count && !sources))
+        return CLHEAP_ERROR_INVALID_ARGUMENT;
+    if (!clheap_registry_contains(heap))
+        return CLHEAP_ERROR_INVALID_HANDLE;
+    *program = NULL;
+    return build(heap, count, sources, options, program, log, log_len);
+}
+
+clheap_status clheap_heap_set_kernel_arg(const clheap_heap *heap, cl_kernel kernel, cl_uint index)
+{
+    if (!heap || !kernel)
+        return CLHEAP_ERROR_INVALID_ARGUMENT;
+    return clSetKernelArg(kernel, index, sizeof heap->buffer, &heap->buffer);
+}
+
+/* Writes the header and enqueues the chunk initialisation: nothing is read back. */
+static clheap_status enqueue_initialisation(clheap_heap *heap)
+{
+    cl_int err = clEnqueueWriteBuffer(heap->queue, heap->buffer, CL_FALSE, 0,
+                                      heap->layout.header_words * sizeof(uint32_t),
+                                      heap->layout.header, 0, NULL, NULL);
+    if (err != CL_SUCCESS || !heap->init_chunks)
+        return err;
+    cl_uint chunk_count = heap->layout.chunk_count;
+    err = clSetKernelArg(heap->init_chunks, 0, sizeof heap->buffer, &heap->buffer);
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(heap->init_chunks, 1, sizeof chunk_count, &chunk_count);
+    size_t local = 64, global = ((size_t)chunk_count + 1 + local - 1) / local * local;
+    if (err == CL_SUCCESS)
+        err = clEnqueueNDRangeKernel(heap->queue, heap->init_chunks, 1, NULL, &global, &local, 0,
+                                     NULL, NULL);
+    return err;
+}
+
+clheap_status clheap_heap_reset(clheap_heap *heap)
+{
+    if (!heap)
+        return CLHEAP_ERROR_INVALID_ARGUMENT;
+    if (!clheap_registry_contains(heap))
+        return CLHEAP_ERROR_INVALID_HANDLE;
+    return enqueue_initialisation(heap);
+}
+
+static void release_parts(clheap_heap *heap)
+{
+    if (heap->init_chunks)
+        clReleaseKernel(heap->init_chunks);
+    if (heap->program)
+        clReleaseProgram(heap->program);
+    if (heap->buffer)
+        clReleaseMemObject(heap->buffer);
+    if (heap->queue)
+        clReleaseCommandQueue(heap->queue);
+    if (heap->context)
+        clReleaseContext(heap->context);
+    clheap_layout_free(&heap->layout);
+    free(heap);
+}
+
+clheap_status clheap_heap_create(cl_context context, cl_device_id device, cl_command_queue queue,
+                                 const clheap_heap_config *config, clheap_heap **out)
+{
+    if (!context || !device || !queue || !out)
+        return CLHEAP_ERROR_INVALID_ARGUMENT;
+    *out = NULL;
+    clheap_heap_config cfg = config ? *config : clheap_heap_config_default();
+    if (cfg.min_chunk_bytes == 0)
+        cfg.min_chunk_bytes = 256;
+    if (cfg.uniform_chunk_bytes == 0)
+        cfg.uniform_chunk_bytes = 4096;
+    cl_ulong max_alloc = 0;
+    cl_uint compute_units = 1;
+    cl_int err = clGetDeviceInfo(device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc, &max_alloc, NULL);
+    if (err == CL_SUCCESS)
+        err = clGetDeviceInfo(device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof compute_units,
+                              &compute_units, NULL);
+    if (err != CL_SUCCESS)
+        return err;
+    if (cfg.size_bytes > max_alloc)
+        return CLHEAP_ERROR_SIZE_TOO_LARGE;
+
+    clheap_heap *heap = calloc(1, sizeof *heap);
+    if (!heap)
+        return CLHEAP_ERROR_OUT_OF_HOST_MEMORY;
+    heap->config = cfg;
+    clheap_status status = clheap_layout_plan(&cfg, compute_units, &heap->layout);
+    if (status != CLHEAP_SUCCESS) {
+        free(heap);
+        return status;
+    }
+    clRetainContext(context);
+    heap->context = context;
+    clRetainCommandQueue(queue);
+    heap->queue = queue;
+    heap->device = device;
+    heap->buffer = clCreateBuffer(context, CL_MEM_READ_WRITE,
+                                  (size_t)heap->layout.total_units * CLHEAP_UNIT_BYTES, NULL, &err);
+    if (err != CL_SUCCESS) {
+        heap->buffer = NULL;
+        release_parts(heap);
+        return err;
+    }
+    if (clheap_allocator_is_circular(cfg.allocator)) {
+        const char *kernels = clheap_embedded_kernels_source;
+        status = build(heap, 1, &kernels, NULL, &heap->program, NULL, 0);
+        if (status == CLHEAP_SUCCESS) {
+            heap->init_chunks = clCreateKernel(heap->program, "clheap_init_chunks", &err);
+            status = err;
+        }
+        if (status != CLHEAP_SUCCESS) {
+            release_parts(heap);
+            return status;
+        }
+    }
+    status = enqueue_initialisation(heap);
+    if (status == CLHEAP_SUCCESS)
+        status = clheap_registry_add(heap);
+    if (status != CLHEAP_SUCCESS) {
+        release_parts(heap);
+        return status;
+    }
+    *out = heap;
+    return CLHEAP_SUCCESS;
+}
+
+clheap_status clheap_heap_destroy(clheap_heap *heap)
+{
+    if (!heap)
+        return CLHEAP_SUCCESS;
+    if (!clheap_registry_contains(heap))
+        return CLHEAP_ERROR_INVALID_HANDLE;
+    clheap_registry_remove(heap);
+    clFinish(heap->queue); /* kernels still using the buffer finish first */
+    release_parts(heap);
+    return CLHEAP_SUCCESS;
+}
+
+clheap_status clheap_heap_read_errors(clheap_heap *heap, clheap_heap_errors *errors)
+{
+    if (!heap)
+        return CLHEAP_ERROR_INVALID_ARGUMENT;
+    if (!clheap_registry_contains(heap))
+        return CLHEAP_ERROR_INVALID_HANDLE;
+    uint32_t words[32]; /* the fixed header: counters included */
+    cl_int err = clEnqueueReadBuffer(heap->queue, heap->buffer, CL_TRUE, 0, sizeof words, words, 0,
+                                     NULL, NULL);
+    if (err != CL_SUCCESS)
+        return err;
+    clheap_heap_errors e;
+    clheap_heap_errors_from_header(words, &e);
+    if (errors)
+        *errors = e;
+    if (e.free_outside || e.free_unaligned || e.free_not_chunk || e.double_free)
+        return CLHEAP_ERROR_DEVICE_BAD_FREE;
+    if (e.out_of_memory || e.contended || e.bad_size)
+        return CLHEAP_ERROR_DEVICE_OUT_OF_MEMORY;
+    return CLHEAP_SUCCESS;
+}
+
+/* Reads the whole buffer back and walks it. */
+static clheap_status read_and_walk(clheap_heap *heap, clheap_heap_stats *stats, char *what,
+                                   size_t what_len)
+{
+    if (!heap)
+        return CLHEAP_ERROR_INVALID_ARGUMENT;
+    if (!clheap_registry_contains(heap))
+        return CLHEAP_ERROR_INVALID_HANDLE;
+    size_t bytes = (size_t)heap->layout.total_units * CLHEAP_UNIT_BYTES;
+    uint32_t *image = malloc(bytes);
+    if (!image)
+        return CLHEAP_ERROR_OUT_OF_HOST_MEMORY;
+    cl_int err = clEnqueueReadBuffer(heap->queue, heap->buffer, CL_TRUE, 0, bytes, image, 0, NULL, NULL);
+    clheap_status status = err;
+    if (err == CL_SUCCESS)
+        status = clheap_heap_walk(image, heap->layout.total_units, stats, what, what_len);
+    free(image);
+    return status;
+}
+
+clheap_status clheap_heap_calculate_stats(clheap_heap *heap, clheap_heap_stats *stats)
+{
+    if (!stats)
+        return CLHEAP_ERROR_INVALID_ARGUMENT;
+    return read_and_walk(heap, stats, NULL, 0);
+}
+
+clheap_status clheap_heap_check(clheap_heap *heap, char *what, size_t what_len)
+{
+    return read_and_walk(heap, NULL, what, what_len);
+}
+
+clheap_status clheap_heap_stats_json(const clheap_heap_stats *s, char *buf, size_t len, size_t *needed)
+{
+    if (!s)
+        return CLHEAP_ERROR_INVALID_ARGUMENT;
+    const char *name = clheap_allocator_name(s->allocator);
+    int n = snprintf(
+        buf, buf ? len : 0,
+        "{\"allocator\": \"%s\", \"heap_bytes\": %llu, \"pool_bytes\": %llu, \"used_bytes\": %llu, "
+        "\"used_chunks\": %llu, \"free_bytes\": %llu, \"free_chunks\": %llu, "
+        "\"requested_bytes\": %llu, \"largest_free_bytes\": %llu, "
+        "\"internal_fragmentation\": %.6f, \"external_fragmentation\": %.6f, "
+        "\"errors\": {\"out_of_memory\": %u, \"bad_size\": %u, \"free_outside\": %u, "
+        "\"free_unaligned\": %u, \"free_not_chunk\": %u, \"double_free\": %u, \"contended\": %u}}",
+        name ? name : "unknown", (unsigned long long)s->heap_bytes, (unsigned long long)s->pool_bytes,
+        (unsigned long long)s->used_bytes, (unsigned long long)s->used_chunks,
+        (unsigned long long)s->free_bytes, (unsigned long long)s->free_chunks,
+        (unsigned long long)s->requested_bytes, (unsigned long long)s->largest_free_bytes,
+        s->internal_fragmentation, s->external_fragmentation, s->errors.out_of_memory,
+        s->errors.bad_size, s->errors.free_outside, s->errors.free_unaligned,
+        s->errors.free_not_chunk, s->errors.double_free, s->errors.contended);
+    if (n < 0)
+        return CLHEAP_ERROR_INVALID_ARGUMENT;
+    if (needed)
+        *needed = (size_t)n + 1;
+    return (size_t)n < len ? CLHEAP_SUCCESS : CLHEAP_ERROR_BUFFER_TOO_SMALL;
+}

@@ -1,0 +1,26 @@
+/* Plans a device heap: the header words to write and how many chunks to initialise.
+ * Used by clheap_heap_create and by the tests that run the allocator core on the host. */
+#ifndef CLHEAP_HOST_HEAP_LAYOUT_H
+#define CLHEAP_HOST_HEAP_LAYOUT_H
+
+#include <stdint.h>
+
+#include "clheap/heap.h"
+
+typedef struct clheap_layout {
+    uint32_t *header;      /* header_words words, to be written at the buffer's start */
+    uint32_t header_words; /* a multiple of 4 (whole units) */
+    uint32_t chunk_count;  /* pre-split chunks (circular family); the sentinel is one more */
+    uint64_t total_units;
+} clheap_layout;
+
+/* compute_units is used when config->offset_count is 0. */
+clheap_status clheap_layout_plan(const clheap_heap_config *config, uint32_t compute_units,
+                                 clheap_layout *layout);
+void clheap_layout_free(clheap_layout *layout);
+
+int clheap_allocator_is_circular(clheap_allocator allocator);
+int clheap_allocator_is_fused(clheap_allocator allocator);
+int clheap_allocator_is_multi(clheap_allocator allocator);
+
+#endif

@@ -1,0 +1,18 @@
+/* Walks a device heap image (read back, or the host-compiled core's memory): verifies
+ * its invariants and computes exact statistics. */
+#ifndef CLHEAP_HOST_HEAP_WALK_H
+#define CLHEAP_HOST_HEAP_WALK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "clheap/heap.h"
+
+/* stats may be NULL; what (what_len bytes) gets the first violation. */
+clheap_status clheap_heap_walk(const uint32_t *words, uint64_t unit_count, clheap_heap_stats *stats,
+                               char *what, size_t what_len);
+
+/* The header's error counters. */
+void clheap_heap_errors_from_header(const uint32_t *words, clheap_heap_errors *errors);
+
+#endif

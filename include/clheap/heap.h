@@ -1,0 +1,141 @@
+/* Device heap: one large cl_mem managed inside kernels by clheap_malloc / clheap_free
+ * (cl/clheap.cl). The allocator is chosen when the heap is created and compiled into
+ * every program that uses the heap (one code path per program, no run-time switch).
+ *
+ *   clheap_heap_config config = clheap_heap_config_default();
+ *   config.allocator = CLHEAP_CMALLOC;  config.size_bytes = 256 << 20;
+ *   clheap_heap *heap;  clheap_heap_create(context, device, queue, &config, &heap);
+ *   clheap_heap_build_program(heap, 1, &my_source, "", &program, log, sizeof log);
+ *   clheap_heap_set_kernel_arg(heap, kernel, 0);   // the kernel's __global clheap_heap *
+ *   ... enqueue kernels on `queue` ...
+ *   clheap_heap_read_errors(heap, &errors);          // bad frees, NULL returns
+ *   clheap_heap_destroy(heap);
+ *
+ * Sizes are in bytes; offsets kept in the heap are in 16-byte units (CLHEAP_UNIT_BYTES).
+ * Every host call that touches the buffer is enqueued on the heap's queue, so it is
+ * ordered with your kernels when you use that same in-order queue. */
+#ifndef CLHEAP_HEAP_H
+#define CLHEAP_HEAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "clheap/device.h"
+#include "clheap/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CLHEAP_UNIT_BYTES 16
+
+/* The same numbers as CLHEAP_KIND_* in cl/clheap_layout.h (checked at build time). */
+typedef enum clheap_allocator {
+    CLHEAP_ATOMIC_MALLOC = 1,      /* bump pointer; cannot free (Vinkler & Havran Alg. 1) */
+    CLHEAP_ATOMIC_WRAP_MALLOC = 2, /* wrapping bump; may overwrite live data (Alg. 2) */
+    CLHEAP_CMALLOC = 3,            /* circular list, flag + next words (Alg. 3) */
+    CLHEAP_CFMALLOC = 4,           /* ... flag fused into the next word */
+    CLHEAP_CMMALLOC = 5,           /* ... one roving offset per compute unit */
+    CLHEAP_CFMMALLOC = 6           /* ... fused and multi */
+} clheap_allocator;
+
+/* Name such as "CMalloc"; NULL for a value that names no allocator. */
+const char *clheap_allocator_name(clheap_allocator allocator);
+
+typedef enum clheap_presplit {
+    CLHEAP_PRESPLIT_BINARY_HEAP = 0, /* eq. 1: for each k = 2^x, k chunks of R/k */
+    CLHEAP_PRESPLIT_UNIFORM = 1      /* equal chunks of uniform_chunk_bytes */
+} clheap_presplit;
+
+typedef struct clheap_heap_config {
+    clheap_allocator allocator;
+    uint64_t size_bytes;          /* 1 MiB .. CL_DEVICE_MAX_MEM_ALLOC_SIZE (and 64 GiB, fused 32 GiB) */
+    clheap_presplit presplit;     /* circular family only */
+    uint32_t min_chunk_bytes;     /* binary pre-split: smallest level's chunk (default 256) */
+    uint32_t uniform_chunk_bytes; /* uniform pre-split: chunk size (default 4096) */
+    uint32_t offset_count;        /* multi variants: roving offsets; 0 = CL_DEVICE_MAX_COMPUTE_UNITS */
+} clheap_heap_config;
+
+clheap_heap_config clheap_heap_config_default(void);
+
+typedef struct clheap_heap clheap_heap;
+
+/* Counters device code keeps in the heap header. */
+typedef struct clheap_heap_errors {
+    uint32_t out_of_memory;  /* malloc returned NULL: nothing fitted */
+    uint32_t bad_size;       /* malloc of 0 bytes or more than the pool */
+    uint32_t free_outside;   /* free of a pointer outside the heap's pool */
+    uint32_t free_unaligned; /* free of a pointer off a 16-byte boundary */
+    uint32_t free_not_chunk; /* free of a pointer that starts no allocation */
+    uint32_t double_free;    /* free of an allocation already free */
+    uint32_t contended;      /* malloc gave up after its bounded retries */
+} clheap_heap_errors;
+
+typedef struct clheap_heap_stats {
+    clheap_allocator allocator;
+    uint64_t heap_bytes;         /* the buffer */
+    uint64_t pool_begin_bytes;   /* where the pool starts in the buffer (after the header) */
+    uint64_t pool_bytes;         /* what allocations come from */
+    uint64_t used_bytes, used_chunks;   /* allocated regions, headers included */
+    uint64_t free_bytes, free_chunks;   /* free regions, headers included */
+    uint64_t requested_bytes;    /* sum of the sizes malloc was asked for (circular family) */
+    uint64_t largest_free_bytes;
+    double internal_fragmentation; /* eq. 2: mean over allocated regions of (size - request) / size */
+    double external_fragmentation; /* eq. 3: 1 - largest free region / all free bytes */
+    clheap_heap_errors errors;
+} clheap_heap_stats;
+
+/* Makes the heap buffer and initialises it on the device (time proportional to the
+ * number of pre-split chunks, not to the heap size). queue must belong to context and
+ * device; the heap retains it and enqueues all its work there. */
+clheap_status clheap_heap_create(cl_context context, cl_device_id device, cl_command_queue queue,
+                                 const clheap_heap_config *config, clheap_heap **out);
+
+/* Releases the buffer and everything the heap made. destroy(NULL) does nothing. */
+clheap_status clheap_heap_destroy(clheap_heap *heap);
+
+/* Everything allocated is forgotten and the heap is as new; counters are cleared. */
+clheap_status clheap_heap_reset(clheap_heap *heap);
+
+cl_mem clheap_heap_buffer(const clheap_heap *heap);
+clheap_allocator clheap_heap_allocator(const clheap_heap *heap);
+
+/* The allocator's OpenCL C source (cl/clheap.cl and what it includes, as one string):
+ * prepend it to a kernel source, or #include "clheap.cl" with -I<prefix>/share/clheap/cl. */
+const char *clheap_heap_program_source(void);
+
+/* The build options a program using this heap needs (e.g. "-DCLHEAP_ALLOCATOR=3").
+ * Writes at most len bytes, always terminated; BUFFER_TOO_SMALL if it did not fit. */
+clheap_status clheap_heap_build_options(const clheap_heap *heap, char *buf, size_t len);
+
+/* Builds sources (count of them) with the allocator source prepended and the heap's
+ * options followed by options (may be NULL). On CLHEAP_ERROR_BUILD_FAILED the build log
+ * is in log (if not NULL) and no program is returned. */
+clheap_status clheap_heap_build_program(clheap_heap *heap, size_t count, const char **sources,
+                                        const char *options, cl_program *program, char *log,
+                                        size_t log_len);
+
+/* clSetKernelArg(kernel, index, the heap buffer). */
+clheap_status clheap_heap_set_kernel_arg(const clheap_heap *heap, cl_kernel kernel, cl_uint index);
+
+/* Reads the header's counters (blocking). Returns CLHEAP_ERROR_DEVICE_BAD_FREE if any
+ * free was refused, else CLHEAP_ERROR_DEVICE_OUT_OF_MEMORY if malloc returned NULL for
+ * want of memory or after its bounded retries, else CLHEAP_SUCCESS. errors may be NULL. */
+clheap_status clheap_heap_read_errors(clheap_heap *heap, clheap_heap_errors *errors);
+
+/* Reads the heap back and walks it: exact, and as slow as reading the buffer. */
+clheap_status clheap_heap_calculate_stats(clheap_heap *heap, clheap_heap_stats *stats);
+
+/* Reads the heap back and verifies the invariants documented in cl/clheap_layout.h and
+ * cl/clheap_circular.h. Call it between kernels (never while one runs). Returns
+ * CLHEAP_ERROR_HEAP_CORRUPT with the first violation in what. */
+clheap_status clheap_heap_check(clheap_heap *heap, char *what, size_t what_len);
+
+/* The stats as one JSON object (see clheap_cache_stats_json for the buffer rules). */
+clheap_status clheap_heap_stats_json(const clheap_heap_stats *stats, char *buf, size_t len,
+                                     size_t *needed);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

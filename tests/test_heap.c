@@ -1,0 +1,471 @@
+/* Device heap: every allocator, on the default OpenCL device.
+ * Each allocator runs as one cmocka group (one heap and one program build per group).
+ * Usage: test_heap [allocator name...]   (default: all six) */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fixture.h"
+
+static const char *test_kernels =
+    "uint test_hash(uint x) {\n"
+    "    x ^= x >> 16; x *= 0x7feb352du; x ^= x >> 15; x *= 0x846ca68bu; x ^= x >> 16;\n"
+    "    return x;\n"
+    "}\n"
+    "void write_tag(__global uchar *p, uint bytes, uint tag) {\n"
+    "    __global uint *w = (__global uint *)p;\n"
+    "    for (uint i = 0; i < bytes / 4u; i++) w[i] = tag;\n"
+    "    for (uint i = bytes & ~3u; i < bytes; i++) p[i] = (uchar)tag;\n"
+    "}\n"
+    "__kernel void alloc_random(__global clheap_heap *heap, __global uint *units,\n"
+    "                           __global uint *sizes, uint seed, uint lo, uint hi) {\n"
+    "    uint id = get_global_id(0);\n"
+    "    uint bytes = lo + test_hash(id * 7919u + seed) % (hi - lo + 1u);\n"
+    "    __global uchar *p = clheap_malloc(heap, bytes);\n"
+    "    units[id] = clheap_unit_of(heap, p);\n"
+    "    sizes[id] = bytes;\n"
+    "    if (p) write_tag(p, bytes, id + 1u);\n"
+    "}\n"
+    "__kernel void fill(__global clheap_heap *heap, __global uint *units, __global uint *sizes,\n"
+    "                   uint per_item, uint bytes) {\n"
+    "    uint id = get_global_id(0), k = 0;\n"
+    "    for (; k < per_item; k++) {\n"
+    "        uint slot = id * per_item + k;\n"
+    "        __global uchar *p = clheap_malloc(heap, bytes);\n"
+    "        units[slot] = clheap_unit_of(heap, p);\n"
+    "        sizes[slot] = bytes;\n"
+    "        if (!p) break;\n"
+    "        write_tag(p, bytes, slot + 1u);\n"
+    "    }\n"
+    "    for (k++; k < per_item; k++) units[id * per_item + k] = 0u;\n"
+    "}\n"
+    "__kernel void verify(__global clheap_heap *heap, __global const uint *units,\n"
+    "                     __global const uint *sizes, __global uint *bad) {\n"
+    "    uint id = get_global_id(0);\n"
+    "    if (!units[id]) return;\n"
+    "    __global uchar *p = clheap_pointer(heap, units[id]);\n"
+    "    __global uint *w = (__global uint *)p;\n"
+    "    uint tag = id + 1u, bytes = sizes[id], wrong = 0;\n"
+    "    for (uint i = 0; i < bytes / 4u; i++) wrong += w[i] != tag;\n"
+    "    for (uint i = bytes & ~3u; i < bytes; i++) wrong += p[i] != (uchar)tag;\n"
+    "    if (wrong) atomic_inc(bad);\n"
+    "}\n"
+    "__kernel void free_units(__global clheap_heap *heap, __global const uint *units) {\n"
+    "    uint id = get_global_id(0);\n"
+    "    if (units[id]) clheap_free_unit(heap, units[id]);\n"
+    "}\n"
+    "__kernel void bad_frees(__global clheap_heap *heap, __global uchar *foreign,\n"
+    "                        __global uint *out) {\n"
+    "    if (get_global_id(0) != 0) return;\n"
+    "    __global uchar *p = clheap_malloc(heap, 64);\n"
+    "    out[0] = clheap_unit_of(heap, p);\n"
+    "    if (!p) return;\n"
+    "    for (int i = 0; i < 64; i++) p[i] = 0xAB;\n"
+    "    clheap_free(heap, foreign + 64);  /* outside the heap */\n"
+    "    clheap_free(heap, p + 4);         /* off a 16-byte boundary */\n"
+    "    clheap_free(heap, p + 16);        /* inside an allocation */\n"
+    "    __global uchar *q = clheap_malloc(heap, 32);\n"
+    "    out[1] = clheap_unit_of(heap, q);\n"
+    "    clheap_free(heap, q);\n"
+    "    clheap_free(heap, q);             /* double free */\n"
+    "    out[2] = clheap_unit_of(heap, clheap_malloc(heap, 0));\n"
+    "    out[3] = clheap_unit_of(heap, clheap_malloc(heap, (ulong)1 << 40));\n"
+    "}\n";
+
+typedef struct heap_test {
+    cl_fixture cl;
+    clheap_heap *heap;
+    cl_program program;
+    cl_kernel alloc_random, fill, verify, free_units, bad_frees;
+    clheap_allocator allocator;
+} heap_test;
+
+static clheap_allocator current_allocator;
+
+enum { HEAP_BYTES = 32 << 20, ROUND_ITEMS = 2048, LOCAL = 64 };
+
+static int is_circular(clheap_allocator a)
+{
+    return a >= CLHEAP_CMALLOC && a <= CLHEAP_CFMMALLOC;
+}
+
+static void assert_heap_ok(heap_test *t)
+{
+    char what[256];
+    clheap_status status = clheap_heap_check(t->heap, what, sizeof what);
+    if (status != CLHEAP_SUCCESS)
+        fail_msg("%s: heap check: %s (%s)", clheap_allocator_name(t->allocator), what,
+                 clheap_status_string(status));
+}
+
+static cl_mem make_buffer(heap_test *t, size_t bytes)
+{
+    cl_int err;
+    cl_mem b = clCreateBuffer(t->cl.context, CL_MEM_READ_WRITE, bytes, NULL, &err);
+    assert_int_equal(err, CL_SUCCESS);
+    return b;
+}
+
+static void read_buffer(heap_test *t, cl_mem b, void *dst, size_t bytes)
+{
+    assert_int_equal(clEnqueueReadBuffer(t->cl.queue, b, CL_TRUE, 0, bytes, dst, 0, NULL, NULL),
+                     CL_SUCCESS);
+}
+
+static void run_kernel(heap_test *t, cl_kernel k, size_t items)
+{
+    size_t global = (items + LOCAL - 1) / LOCAL * LOCAL, local = LOCAL;
+    assert_int_equal(clEnqueueNDRangeKernel(t->cl.queue, k, 1, NULL, &global, &local, 0, NULL, NULL),
+                     CL_SUCCESS);
+    assert_int_equal(clFinish(t->cl.queue), CL_SUCCESS);
+    assert_heap_ok(t);
+}
+
+static void set_args(cl_kernel k, int n, ...)
+{
+    va_list args;
+    va_start(args, n);
+    for (int i = 0; i < n; i++) {
+        size_t size = va_arg(args, size_t);
+        const void *value = va_arg(args, const void *);
+        assert_int_equal(clSetKernelArg(k, (cl_uint)i + 1, size, value), CL_SUCCESS);
+    }
+    va_end(args);
+}
+
+static clheap_heap_errors errors_of(heap_test *t)
+{
+    clheap_heap_errors e;
+    clheap_status status = clheap_heap_read_errors(t->heap, &e);
+    assert_true(status == CLHEAP_SUCCESS || status == CLHEAP_ERROR_DEVICE_OUT_OF_MEMORY ||
+                status == CLHEAP_ERROR_DEVICE_BAD_FREE);
+    return e;
+}
+
+static clheap_heap_stats stats_of(heap_test *t)
+{
+    clheap_heap_stats s;
+    assert_int_equal(clheap_heap_calculate_stats(t->heap, &s), CLHEAP_SUCCESS);
+    return s;
+}
+
+typedef struct interval {
+    uint64_t begin, end;
+} interval;
+
+static int compare_intervals(const void *a, const void *b)
+{
+    const interval *x = a, *y = b;
+    return (x->begin > y->begin) - (x->begin < y->begin);
+}
+
+/* Host-side proof of no overlap: the allocations, as byte ranges, are disjoint, inside
+ * the pool and 16-byte aligned; the verify kernel proves every byte kept its owner's id. */
+static size_t check_allocations(heap_test *t, cl_mem units_buf, cl_mem sizes_buf, size_t count)
+{
+    uint32_t *units = malloc(count * sizeof *units), *sizes = malloc(count * sizeof *sizes);
+    read_buffer(t, units_buf, units, count * sizeof *units);
+    read_buffer(t, sizes_buf, sizes, count * sizeof *sizes);
+    interval *iv = malloc(count * sizeof *iv);
+    size_t n = 0;
+    uint64_t requested = 0;
+    clheap_heap_stats s = stats_of(t);
+    uint64_t pool_begin = s.pool_begin_bytes, pool_end = s.pool_begin_bytes + s.pool_bytes;
+    for (size_t i = 0; i < count; i++) {
+        if (!units[i])
+            continue;
+        iv[n].begin = (uint64_t)units[i] * 16u;
+        iv[n].end = iv[n].begin + sizes[i];
+        requested += sizes[i];
+        assert_true(iv[n].begin >= pool_begin);
+        assert_true(iv[n].end <= pool_end);
+        n++;
+    }
+    qsort(iv, n, sizeof *iv, compare_intervals);
+    for (size_t i = 1; i < n; i++)
+        if (iv[i].begin < iv[i - 1].end)
+            fail_msg("allocations overlap: [%llu, %llu) and [%llu, %llu)",
+                     (unsigned long long)iv[i - 1].begin, (unsigned long long)iv[i - 1].end,
+                     (unsigned long long)iv[i].begin, (unsigned long long)iv[i].end);
+    if (is_circular(t->allocator)) {
+        /* The heap's own records agree with what the kernels saw. */
+        assert_int_equal(s.used_chunks, n);
+        assert_int_equal(s.requested_bytes, requested);
+    }
+    cl_mem bad_buf = make_buffer(t, sizeof(uint32_t));
+    uint32_t bad = 0;
+    assert_int_equal(clEnqueueWriteBuffer(t->cl.queue, bad_buf, CL_TRUE, 0, sizeof bad, &bad, 0,
+                                          NULL, NULL),
+                     CL_SUCCESS);
+    assert_int_equal(clheap_heap_set_kernel_arg(t->heap, t->verify, 0), CLHEAP_SUCCESS);
+    set_args(t->verify, 3, sizeof units_buf, &units_buf, sizeof sizes_buf, &sizes_buf,
+             sizeof bad_buf, &bad_buf);
+    run_kernel(t, t->verify, count);
+    read_buffer(t, bad_buf, &bad, sizeof bad);
+    assert_int_equal(bad, 0);
+    clReleaseMemObject(bad_buf);
+    free(iv);
+    free(units);
+    free(sizes);
+    return n;
+}
+
+static void free_all(heap_test *t, cl_mem units_buf, size_t count)
+{
+    assert_int_equal(clheap_heap_set_kernel_arg(t->heap, t->free_units, 0), CLHEAP_SUCCESS);
+    set_args(t->free_units, 1, sizeof units_buf, &units_buf);
+    run_kernel(t, t->free_units, count);
+}
+
+/* ---- group setup: one heap and one program per allocator ------------------------- */
+
+static int group_setup(void **state)
+{
+    heap_test *t = calloc(1, sizeof *t);
+    if (!t || cl_fixture_open(&t->cl) != 0)
+        return -1;
+    t->allocator = current_allocator;
+    clheap_heap_config config = clheap_heap_config_default();
+    config.allocator = t->allocator;
+    config.size_bytes = HEAP_BYTES;
+    if (clheap_heap_create(t->cl.context, t->cl.device, t->cl.queue, &config, &t->heap) !=
+        CLHEAP_SUCCESS)
+        return -1;
+    static char log[16384];
+    clheap_status status =
+        clheap_heap_build_program(t->heap, 1, &test_kernels, NULL, &t->program, log, sizeof log);
+    if (status != CLHEAP_SUCCESS) {
+        fprintf(stderr, "build failed: %s\n%s\n", clheap_status_string(status), log);
+        return -1;
+    }
+    cl_int err;
+    t->alloc_random = clCreateKernel(t->program, "alloc_random", &err);
+    t->fill = clCreateKernel(t->program, "fill", &err);
+    t->verify = clCreateKernel(t->program, "verify", &err);
+    t->free_units = clCreateKernel(t->program, "free_units", &err);
+    t->bad_frees = clCreateKernel(t->program, "bad_frees", &err);
+    *state = t;
+    return err == CL_SUCCESS ? 0 : -1;
+}
+
+static int group_teardown(void **state)
+{
+    heap_test *t = *state;
+    clReleaseKernel(t->alloc_random);
+    clReleaseKernel(t->fill);
+    clReleaseKernel(t->verify);
+    clReleaseKernel(t->free_units);
+    clReleaseKernel(t->bad_frees);
+    clReleaseProgram(t->program);
+    int ok = clheap_heap_destroy(t->heap) == CLHEAP_SUCCESS;
+    cl_fixture_close(&t->cl);
+    free(t);
+    return ok ? 0 : -1;
+}
+
+/* Every test starts from a fresh heap. */
+static int reset_heap(void **state)
+{
+    heap_test *t = *state;
+    if (clheap_heap_reset(t->heap) != CLHEAP_SUCCESS || clFinish(t->cl.queue) != CL_SUCCESS)
+        return -1;
+    char what[256];
+    return clheap_heap_check(t->heap, what, sizeof what) == CLHEAP_SUCCESS ? 0 : -1;
+}
+
+/* ---- tests --------------------------------------------------------------------------- */
+
+static void random_rounds_never_overlap(void **state)
+{
+    heap_test *t = *state;
+    cl_mem units = make_buffer(t, ROUND_ITEMS * sizeof(uint32_t));
+    cl_mem sizes = make_buffer(t, ROUND_ITEMS * sizeof(uint32_t));
+    /* Bump allocators cannot free: one round, which fits. */
+    int rounds = is_circular(t->allocator) ? 3 : 1;
+    cl_uint lo = 4, hi = is_circular(t->allocator) ? 65536 : 16384;
+    for (int round = 0; round < rounds; round++) {
+        clheap_heap_errors before = errors_of(t);
+        cl_uint seed = 1000u + (cl_uint)round;
+        assert_int_equal(clheap_heap_set_kernel_arg(t->heap, t->alloc_random, 0), CLHEAP_SUCCESS);
+        set_args(t->alloc_random, 5, sizeof units, &units, sizeof sizes, &sizes, sizeof seed, &seed,
+                 sizeof lo, &lo, sizeof hi, &hi);
+        run_kernel(t, t->alloc_random, ROUND_ITEMS);
+        size_t granted = check_allocations(t, units, sizes, ROUND_ITEMS);
+        clheap_heap_errors after = errors_of(t);
+        /* Every NULL is accounted for in the header, and nothing else was counted. */
+        assert_int_equal((after.out_of_memory - before.out_of_memory) +
+                             (after.contended - before.contended),
+                         ROUND_ITEMS - granted);
+        assert_int_equal(after.bad_size, 0);
+        assert_true(granted > 0);
+        print_message("%s round %d: %zu of %d allocations granted\n",
+                      clheap_allocator_name(t->allocator), round, granted, ROUND_ITEMS);
+        free_all(t, units, ROUND_ITEMS);
+        if (is_circular(t->allocator)) {
+            clheap_heap_stats s = stats_of(t);
+            assert_int_equal(s.used_chunks, 0);
+            assert_int_equal(s.free_bytes, s.pool_bytes);
+        }
+    }
+    clReleaseMemObject(units);
+    clReleaseMemObject(sizes);
+}
+
+static size_t fill_heap(heap_test *t, cl_mem units, cl_mem sizes, size_t items, cl_uint per_item,
+                        cl_uint bytes)
+{
+    assert_int_equal(clheap_heap_set_kernel_arg(t->heap, t->fill, 0), CLHEAP_SUCCESS);
+    set_args(t->fill, 4, sizeof units, &units, sizeof sizes, &sizes, sizeof per_item, &per_item,
+             sizeof bytes, &bytes);
+    run_kernel(t, t->fill, items);
+    return check_allocations(t, units, sizes, items * per_item);
+}
+
+static void fill_until_null_then_refill(void **state)
+{
+    heap_test *t = *state;
+    if (t->allocator == CLHEAP_ATOMIC_WRAP_MALLOC)
+        skip(); /* wraps instead of returning NULL: see wrap_stays_inside_the_pool */
+    const cl_uint bytes = 4096, per_item = 16;
+    const size_t items = 1024; /* 16384 x 4 KiB = 64 MiB asked of a 32 MiB heap */
+    cl_mem units = make_buffer(t, items * per_item * sizeof(uint32_t));
+    cl_mem sizes = make_buffer(t, items * per_item * sizeof(uint32_t));
+    size_t first = fill_heap(t, units, sizes, items, per_item, bytes);
+    clheap_heap_stats full = stats_of(t);
+    assert_true(errors_of(t).out_of_memory > 0); /* the heap really was full */
+    assert_true(first * bytes > full.pool_bytes / 2);
+    free_all(t, units, items * per_item);
+    size_t second = fill_heap(t, units, sizes, items, per_item, bytes);
+    print_message("%s: first fill %zu x %u B, refill %zu\n", clheap_allocator_name(t->allocator),
+                  first, bytes, second);
+    if (t->allocator == CLHEAP_ATOMIC_MALLOC) {
+        assert_int_equal(second, 0); /* cannot free: documented */
+        assert_int_equal(clheap_heap_reset(t->heap), CLHEAP_SUCCESS);
+        second = fill_heap(t, units, sizes, items, per_item, bytes);
+    }
+    /* The same bytes are reusable: freed chunks (merged or not) hold the same sizes. */
+    assert_true(second >= first);
+    free_all(t, units, items * per_item);
+    clReleaseMemObject(units);
+    clReleaseMemObject(sizes);
+}
+
+static void wrap_stays_inside_the_pool(void **state)
+{
+    heap_test *t = *state;
+    if (t->allocator != CLHEAP_ATOMIC_WRAP_MALLOC)
+        skip();
+    cl_mem units = make_buffer(t, 1024 * 16 * sizeof(uint32_t));
+    cl_mem sizes = make_buffer(t, 1024 * 16 * sizeof(uint32_t));
+    /* 64 MiB through a 32 MiB pool: at least one wrap, never NULL. */
+    assert_int_equal(clheap_heap_set_kernel_arg(t->heap, t->fill, 0), CLHEAP_SUCCESS);
+    cl_uint per_item = 16, bytes = 4096;
+    set_args(t->fill, 4, sizeof units, &units, sizeof sizes, &sizes, sizeof per_item, &per_item,
+             sizeof bytes, &bytes);
+    run_kernel(t, t->fill, 1024);
+    uint32_t *u = malloc(1024 * 16 * sizeof *u);
+    read_buffer(t, units, u, 1024 * 16 * sizeof *u);
+    clheap_heap_stats s = stats_of(t);
+    uint64_t pool_begin = s.pool_begin_bytes, pool_end = s.pool_begin_bytes + s.pool_bytes;
+    for (size_t i = 0; i < 1024 * 16; i++) {
+        assert_int_not_equal(u[i], 0);
+        assert_true((uint64_t)u[i] * 16 >= pool_begin);
+        assert_true((uint64_t)u[i] * 16 + bytes <= pool_end);
+    }
+    assert_int_equal(errors_of(t).out_of_memory, 0);
+    free(u);
+    clReleaseMemObject(units);
+    clReleaseMemObject(sizes);
+}
+
+static void bad_frees_are_counted_and_lose_nothing(void **state)
+{
+    heap_test *t = *state;
+    cl_mem foreign = make_buffer(t, 4096);
+    cl_mem out = make_buffer(t, 4 * sizeof(uint32_t));
+    assert_int_equal(clheap_heap_set_kernel_arg(t->heap, t->bad_frees, 0), CLHEAP_SUCCESS);
+    set_args(t->bad_frees, 2, sizeof foreign, &foreign, sizeof out, &out);
+    run_kernel(t, t->bad_frees, 1);
+    uint32_t o[4];
+    read_buffer(t, out, o, sizeof o);
+    assert_int_not_equal(o[0], 0);
+    assert_int_equal(o[2], 0); /* malloc(0) */
+    assert_int_equal(o[3], 0); /* malloc(1 TiB) */
+    clheap_heap_errors e;
+    assert_int_equal(clheap_heap_read_errors(t->heap, &e), CLHEAP_ERROR_DEVICE_BAD_FREE);
+    assert_int_equal(e.free_outside, 1);
+    assert_int_equal(e.free_unaligned, 1);
+    assert_int_equal(e.bad_size, 2);
+    assert_int_equal(e.out_of_memory, 0);
+    int headers = is_circular(t->allocator);
+    assert_int_equal(e.free_not_chunk, headers ? 1 : 0);
+    assert_int_equal(e.double_free, headers ? 1 : 0);
+    /* The live allocation kept its bytes and the heap its shape. */
+    uint8_t bytes[64];
+    assert_int_equal(clEnqueueReadBuffer(t->cl.queue, clheap_heap_buffer(t->heap), CL_TRUE,
+                                         (size_t)o[0] * 16, sizeof bytes, bytes, 0, NULL, NULL),
+                     CL_SUCCESS);
+    for (int i = 0; i < 64; i++)
+        assert_int_equal(bytes[i], 0xAB);
+    if (headers) {
+        clheap_heap_stats s = stats_of(t);
+        assert_int_equal(s.used_chunks, 1);
+        assert_int_equal(s.requested_bytes, 64);
+    }
+    /* reset clears the counters */
+    assert_int_equal(clheap_heap_reset(t->heap), CLHEAP_SUCCESS);
+    assert_int_equal(clheap_heap_read_errors(t->heap, &e), CLHEAP_SUCCESS);
+    clReleaseMemObject(foreign);
+    clReleaseMemObject(out);
+}
+
+static void stats_json_is_complete(void **state)
+{
+    heap_test *t = *state;
+    clheap_heap_stats s = stats_of(t);
+    assert_int_equal(s.allocator, t->allocator);
+    assert_int_equal(s.free_bytes + s.used_bytes, s.pool_bytes);
+    char json[1024];
+    size_t needed = 0;
+    assert_int_equal(clheap_heap_stats_json(&s, json, sizeof json, &needed), CLHEAP_SUCCESS);
+    assert_int_equal(strlen(json) + 1, needed);
+    assert_non_null(strstr(json, clheap_allocator_name(t->allocator)));
+    const char *path = getenv("CLHEAP_HEAP_JSON_OUT");
+    if (path) {
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fputs(json, f);
+        fclose(f);
+    }
+}
+
+static const struct CMUnitTest heap_tests[] = {
+    cmocka_unit_test_setup(random_rounds_never_overlap, reset_heap),
+    cmocka_unit_test_setup(fill_until_null_then_refill, reset_heap),
+    cmocka_unit_test_setup(wrap_stays_inside_the_pool, reset_heap),
+    cmocka_unit_test_setup(bad_frees_are_counted_and_lose_nothing, reset_heap),
+    cmocka_unit_test_setup(stats_json_is_complete, reset_heap),
+};
+
+int main(int argc, char **argv)
+{
+    int failures = 0;
+    for (int a = CLHEAP_ATOMIC_MALLOC; a <= CLHEAP_CFMMALLOC; a++) {
+        const char *name = clheap_allocator_name((clheap_allocator)a);
+        int wanted = argc < 2;
+        for (int i = 1; i < argc; i++)
+            wanted |= strcmp(argv[i], name) == 0;
+        if (!wanted)
+            continue;
+        current_allocator = (clheap_allocator)a;
+        failures += _cmocka_run_group_tests(name, heap_tests, sizeof heap_tests / sizeof heap_tests[0],
+                                            group_setup, group_teardown);
+    }
+    return failures ? 1 : 0;
+}
