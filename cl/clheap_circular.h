@@ -125,7 +125,7 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_malloc_unit(CLHEAP_GLOBAL clheap
     clheap_u32 o = clheap_load32(rover);
     if (o < first || o >= sentinel)
         o = first;
-    clheap_u32 start = o, next = 0u;
+    clheap_u32 start = o, next = 0u, prev = 0u;
     int wrapped = 0, restarts = 0;
     for (;;) {
         if (o == sentinel) {
@@ -136,6 +136,7 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_malloc_unit(CLHEAP_GLOBAL clheap
             }
             wrapped = 1;
             o = first;
+            prev = 0u;
         }
         if (wrapped && o >= start) {
             clheap_count_error(h, CLHEAP_HDR_ERR_OUT_OF_MEMORY);
@@ -145,16 +146,23 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_malloc_unit(CLHEAP_GLOBAL clheap
         if (claimed > 0)
             break;
         if (claimed < 0) {
-            /* A header merged away under us: start a fresh lap from the first chunk,
-             * whose header is never merged away. */
+            /* A header merged away under us. Step back to the header we came from,
+             * whose next now skips it; if that one went too (or there is none), start
+             * a fresh lap from the first chunk, whose header is never merged away. */
             if (++restarts > CLHEAP_MAX_RESTARTS) {
                 clheap_count_error(h, CLHEAP_HDR_ERR_CONTENDED);
                 return 0u;
             }
-            o = start = first;
-            wrapped = 0;
+            if (prev) {
+                o = prev;
+                prev = 0u;
+            } else {
+                o = start = first;
+                wrapped = 0;
+            }
             continue;
         }
+        prev = o;
         o = next;
     }
     if (next - o >= need + CLHEAP_MIN_CHUNK_UNITS) {
@@ -196,10 +204,16 @@ static CLHEAP_INLINE void clheap_circular_free(CLHEAP_GLOBAL clheap_u32 *h, CLHE
         if (next != sentinel) {
             CLHEAP_GLOBAL clheap_u64 *after = clheap_fused_word(h, next);
             clheap_u64 wn = clheap_load64(after);
-            /* Swallow the successor if it is a free chunk: one CAS kills its header. */
+            /* Swallow the successor if it is free. Lock it first (it stays a valid,
+             * used header that walkers pass through), relink past it, and only then
+             * mark it dead, so no live header points at a dead one for longer than
+             * two stores even if this work-item is descheduled. */
             if ((clheap_u32)(wn >> 32) == CLHEAP_TAG(next) && !((clheap_u32)wn & CLHEAP_FUSED_USED_BIT) &&
-                clheap_cas64(after, wn, (clheap_u64)CLHEAP_FLAG_DEAD) == wn) {
+                clheap_cas64(after, wn, wn | CLHEAP_FUSED_USED_BIT) == wn) {
                 next = (clheap_u32)wn & CLHEAP_FUSED_NEXT_MASK;
+                clheap_store64(clheap_fused_word(h, o), clheap_fused(o, 1u, next));
+                clheap_fence_release();
+                clheap_store64(after, (clheap_u64)CLHEAP_FLAG_DEAD);
                 clheap_store32(clheap_rover(h, multi), next);
             }
         }
@@ -224,8 +238,9 @@ static CLHEAP_INLINE void clheap_circular_free(CLHEAP_GLOBAL clheap_u32 *h, CLHE
                          CLHEAP_FLAG_USED(next)) == CLHEAP_FLAG_FREE(next)) {
             clheap_fence_acquire();
             clheap_u32 after_next = clheap_load32(after + CLHEAP_CHUNK_WORD_NEXT);
+            clheap_store32(c + CLHEAP_CHUNK_WORD_NEXT, after_next); /* relink, then kill */
+            clheap_fence_release();
             clheap_store32(after + CLHEAP_CHUNK_WORD_FLAG, CLHEAP_FLAG_DEAD);
-            clheap_store32(c + CLHEAP_CHUNK_WORD_NEXT, after_next);
             clheap_store32(clheap_rover(h, multi), after_next);
         }
     }

@@ -72,46 +72,49 @@ typedef uint32_t clheap_u32;
 typedef uint64_t clheap_u64;
 typedef size_t clheap_size;
 
+/* The host build expresses the device's "relaxed access + device-scope fence" pairs
+ * as acquire loads, release stores and acq_rel read-modify-writes: at least as strong,
+ * and an ordering ThreadSanitizer can verify (it does not model standalone fences). */
 #define CLHEAP_A32(p) ((_Atomic clheap_u32 *)(p))
 #define CLHEAP_A64(p) ((_Atomic clheap_u64 *)(p))
 static CLHEAP_INLINE clheap_u32 clheap_load32(clheap_u32 *p)
 {
-    return atomic_load_explicit(CLHEAP_A32(p), memory_order_relaxed);
+    return atomic_load_explicit(CLHEAP_A32(p), memory_order_acquire);
 }
 static CLHEAP_INLINE void clheap_store32(clheap_u32 *p, clheap_u32 v)
 {
-    atomic_store_explicit(CLHEAP_A32(p), v, memory_order_relaxed);
+    atomic_store_explicit(CLHEAP_A32(p), v, memory_order_release);
 }
 static CLHEAP_INLINE clheap_u64 clheap_load64(clheap_u64 *p)
 {
-    return atomic_load_explicit(CLHEAP_A64(p), memory_order_relaxed);
+    return atomic_load_explicit(CLHEAP_A64(p), memory_order_acquire);
 }
 static CLHEAP_INLINE void clheap_store64(clheap_u64 *p, clheap_u64 v)
 {
-    atomic_store_explicit(CLHEAP_A64(p), v, memory_order_relaxed);
+    atomic_store_explicit(CLHEAP_A64(p), v, memory_order_release);
 }
 static CLHEAP_INLINE clheap_u32 clheap_cas32(clheap_u32 *p, clheap_u32 expected, clheap_u32 desired)
 {
     atomic_compare_exchange_strong_explicit(CLHEAP_A32(p), &expected, desired,
-                                            memory_order_relaxed, memory_order_relaxed);
+                                            memory_order_acq_rel, memory_order_acquire);
     return expected;
 }
 static CLHEAP_INLINE clheap_u64 clheap_cas64(clheap_u64 *p, clheap_u64 expected, clheap_u64 desired)
 {
     atomic_compare_exchange_strong_explicit(CLHEAP_A64(p), &expected, desired,
-                                            memory_order_relaxed, memory_order_relaxed);
+                                            memory_order_acq_rel, memory_order_acquire);
     return expected;
 }
 static CLHEAP_INLINE clheap_u32 clheap_add32(clheap_u32 *p, clheap_u32 v)
 {
-    return atomic_fetch_add_explicit(CLHEAP_A32(p), v, memory_order_relaxed);
+    return atomic_fetch_add_explicit(CLHEAP_A32(p), v, memory_order_acq_rel);
 }
 static CLHEAP_INLINE clheap_u64 clheap_add64(clheap_u64 *p, clheap_u64 v)
 {
-    return atomic_fetch_add_explicit(CLHEAP_A64(p), v, memory_order_relaxed);
+    return atomic_fetch_add_explicit(CLHEAP_A64(p), v, memory_order_acq_rel);
 }
-static CLHEAP_INLINE void clheap_fence_release(void) { atomic_thread_fence(memory_order_release); }
-static CLHEAP_INLINE void clheap_fence_acquire(void) { atomic_thread_fence(memory_order_acquire); }
+static CLHEAP_INLINE void clheap_fence_release(void) { atomic_signal_fence(memory_order_seq_cst); }
+static CLHEAP_INLINE void clheap_fence_acquire(void) { atomic_signal_fence(memory_order_seq_cst); }
 /* The host build's "work-group id": set by each thread of the stress test. */
 extern _Thread_local clheap_u32 clheap_host_group_index;
 #define clheap_group_index() clheap_host_group_index

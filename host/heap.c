@@ -24,29 +24,6 @@ struct clheap_heap {
     clheap_layout layout;
 };
 
-static const char *const allocator_names[] = {
-    NULL, "AtomicMalloc", "AtomicWrapMalloc", "CMalloc", "CFMalloc", "CMMalloc", "CFMMalloc",
-};
-
-const char *clheap_allocator_name(clheap_allocator allocator)
-{
-    if ((int)allocator <= 0 || (size_t)allocator >= sizeof allocator_names / sizeof *allocator_names)
-        return NULL;
-    return allocator_names[allocator];
-}
-
-clheap_heap_config clheap_heap_config_default(void)
-{
-    clheap_heap_config config;
-    memset(&config, 0, sizeof config);
-    config.allocator = CLHEAP_CMALLOC;
-    config.size_bytes = 64u << 20;
-    config.presplit = CLHEAP_PRESPLIT_BINARY_HEAP;
-    config.min_chunk_bytes = 256;
-    config.uniform_chunk_bytes = 4096;
-    return config;
-}
-
 const char *clheap_heap_program_source(void)
 {
     return clheap_embedded_device_source;

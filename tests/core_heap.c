@@ -1,0 +1,80 @@
+#include "core_heap.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../cl/clheap_bump.h"
+#include "../cl/clheap_circular.h"
+#include "heap_layout.h"
+#include "heap_walk.h"
+
+_Thread_local clheap_u32 clheap_host_group_index;
+
+clheap_status core_heap_create(const clheap_heap_config *config, uint32_t compute_units,
+                               core_heap *heap)
+{
+    memset(heap, 0, sizeof *heap);
+    clheap_layout layout;
+    clheap_status status = clheap_layout_plan(config, compute_units, &layout);
+    if (status != CLHEAP_SUCCESS)
+        return status;
+    size_t bytes = (size_t)layout.total_units * CLHEAP_UNIT;
+    heap->words = aligned_alloc(CLHEAP_UNIT, bytes);
+    if (!heap->words) {
+        clheap_layout_free(&layout);
+        return CLHEAP_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    /* Garbage, not zeros: initialisation must not rely on a cleared buffer. */
+    memset(heap->words, 0xA5, bytes);
+    memcpy(heap->words, layout.header, layout.header_words * sizeof(uint32_t));
+    heap->unit_count = layout.total_units;
+    heap->allocator = config->allocator;
+    if (clheap_allocator_is_circular(config->allocator))
+        for (uint32_t i = 0; i <= layout.chunk_count; i++)
+            clheap_circular_init_chunk(heap->words, clheap_allocator_is_fused(config->allocator), i,
+                                       layout.chunk_count);
+    clheap_layout_free(&layout);
+    return CLHEAP_SUCCESS;
+}
+
+void core_heap_destroy(core_heap *heap)
+{
+    free(heap->words);
+    heap->words = NULL;
+}
+
+uint32_t core_heap_malloc(core_heap *heap, size_t bytes, uint32_t group)
+{
+    clheap_host_group_index = group;
+    switch (heap->allocator) {
+    case CLHEAP_ATOMIC_MALLOC:
+        return clheap_atomic_malloc_unit(heap->words, bytes);
+    case CLHEAP_ATOMIC_WRAP_MALLOC:
+        return clheap_atomic_wrap_malloc_unit(heap->words, bytes);
+    default:
+        return clheap_circular_malloc_unit(heap->words, bytes,
+                                           clheap_allocator_is_fused(heap->allocator),
+                                           clheap_allocator_is_multi(heap->allocator));
+    }
+}
+
+void *core_heap_pointer(core_heap *heap, uint32_t unit)
+{
+    return clheap_unit_pointer(heap->words, unit);
+}
+
+void core_heap_free_unit(core_heap *heap, uint32_t unit, uint32_t group)
+{
+    clheap_host_group_index = group;
+    void *ptr = core_heap_pointer(heap, unit);
+    if (clheap_allocator_is_circular(heap->allocator))
+        clheap_circular_free(heap->words, ptr, clheap_allocator_is_fused(heap->allocator),
+                             clheap_allocator_is_multi(heap->allocator));
+    else
+        clheap_bump_free(heap->words, ptr);
+}
+
+clheap_status core_heap_walk(core_heap *heap, clheap_heap_stats *stats, char *what, size_t len)
+{
+    return clheap_heap_walk(heap->words, heap->unit_count, stats, what, len);
+}

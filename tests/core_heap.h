@@ -1,0 +1,30 @@
+/* The device allocator core, compiled as C11 and run on a heap image in host memory:
+ * the same clheap_*_malloc_unit / free functions the kernels use (cl/), so threads and
+ * fuzzers can exercise them under ThreadSanitizer and libFuzzer. */
+#ifndef CLHEAP_TESTS_CORE_HEAP_H
+#define CLHEAP_TESTS_CORE_HEAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "clheap/heap.h"
+
+typedef struct core_heap {
+    uint32_t *words;
+    uint64_t unit_count;
+    clheap_allocator allocator;
+} core_heap;
+
+/* Plans and initialises an image as clheap_heap_create does on a device. */
+clheap_status core_heap_create(const clheap_heap_config *config, uint32_t compute_units,
+                               core_heap *heap);
+void core_heap_destroy(core_heap *heap);
+
+/* malloc/free as a work-item of work-group `group` would call them. */
+uint32_t core_heap_malloc(core_heap *heap, size_t bytes, uint32_t group);
+void core_heap_free_unit(core_heap *heap, uint32_t unit, uint32_t group);
+void *core_heap_pointer(core_heap *heap, uint32_t unit);
+
+clheap_status core_heap_walk(core_heap *heap, clheap_heap_stats *stats, char *what, size_t len);
+
+#endif
