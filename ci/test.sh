@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Builds clheap and runs every test on the default OpenCL device (PoCL on a fresh
-# Debian 12 machine): a plain -Werror build (which also installs into a temporary prefix
-# and builds the examples against it, runs the demo and the benchmarks in quick mode),
-# then an AddressSanitizer + UndefinedBehaviorSanitizer build.
+# Debian 12 machine):
+#  1. a plain gcc -Werror build: unit and device tests (also with one PoCL thread under
+#     timeout), the allocator core under ThreadSanitizer, an install into a temporary
+#     prefix that examples/ then builds against, the demo, the benchmarks in quick mode;
+#  2. a clang AddressSanitizer + UndefinedBehaviorSanitizer build of the same, plus a
+#     short libFuzzer run of the allocator core against its model.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ci/install-deps.sh
@@ -19,6 +22,6 @@ echo "== plain build =="
 configure_and_build build-ci -DCMAKE_BUILD_TYPE=RelWithDebInfo
 ctest --test-dir build-ci --output-on-failure
 
-echo "== address + undefined-behaviour sanitizers =="
-configure_and_build build-ci-asan -DCMAKE_BUILD_TYPE=Debug -DCLHEAP_SANITIZE=address,undefined
+echo "== clang: address + undefined-behaviour sanitizers, fuzzer =="
+CC=clang configure_and_build build-ci-asan -DCMAKE_BUILD_TYPE=Debug -DCLHEAP_SANITIZE=address,undefined
 ctest --test-dir build-ci-asan --output-on-failure
