@@ -37,5 +37,7 @@ FILE *bench_csv_open(const bench_env *env, const char *name, const char *header)
     } while (0)
 
 int bench_cache(bench_env *env);
+int bench_throughput(bench_env *env);
+int bench_registers(bench_env *env);
 
 #endif

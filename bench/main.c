@@ -1,6 +1,6 @@
 /* clheap-bench: the papers' allocator tests on any OpenCL device.
  * Usage: clheap-bench [--quick] [--runs N] [--csv DIR] [TEST...]
- * Tests: cache. No test named: all. */
+ * Tests: cache, throughput, registers. No test named: all. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +13,8 @@ typedef struct bench_test {
 
 static const bench_test tests[] = {
     {"cache", bench_cache},
+    {"throughput", bench_throughput},
+    {"registers", bench_registers},
 };
 enum { TEST_COUNT = sizeof tests / sizeof tests[0] };
 

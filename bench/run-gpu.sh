@@ -27,7 +27,13 @@ step() { # step NAME TIMEOUT COMMAND...: runs one step, logs it, never stops the
 }
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-step test_cache 120 "$build/tests/test_cache"
-step demo 60 "$build/examples/clheap-demo"
-step bench 420 "$build/bench/clheap-bench" --csv "$out" ${CLHEAP_BENCH_TESTS:-}
+clinfo_line=$(date -u +%F)
+echo "date: $clinfo_line"
+step test_heap 200 "$build/tests/test_heap"
+step test_cache 60 "$build/tests/test_cache"
+step fragmentation 60 "$build/examples/clheap-fragmentation"
+step demo 30 "$build/examples/clheap-demo"
+step bench_registers 60 "$build/bench/clheap-bench" --csv "$out" registers
+step bench_throughput 240 "$build/bench/clheap-bench" --csv "$out" throughput
+step bench_cache 60 "$build/bench/clheap-bench" --csv "$out" cache
 exit $status

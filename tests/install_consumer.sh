@@ -21,4 +21,8 @@ C
 # shellcheck disable=SC2046
 cc -std=c11 "$work/pc.c" -o "$work/pc" $(PKG_CONFIG_PATH="$libdir" pkg-config --cflags --libs clheap)
 LD_LIBRARY_PATH="$work/prefix/lib:${LD_LIBRARY_PATH:-}" "$work/pc" | grep -q CLHEAP_ERROR_DOUBLE_FREE
-echo "install consumer OK: find_package and pkg-config"
+# Users' kernels can #include the installed device sources with -I.
+cc -std=c11 "$source_dir/tests/include_consumer.c" -o "$work/include_consumer" \
+  $(PKG_CONFIG_PATH="$libdir" pkg-config --cflags --libs clheap)
+LD_LIBRARY_PATH="$work/prefix/lib:${LD_LIBRARY_PATH:-}" "$work/include_consumer" "$work/prefix/share/clheap/cl"
+echo "install consumer OK: find_package, pkg-config, #include \"clheap.cl\" with -I"

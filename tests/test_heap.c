@@ -445,7 +445,61 @@ static void stats_json_is_complete(void **state)
     }
 }
 
+static void check_reports_corruption(void **state)
+{
+    heap_test *t = *state;
+    if (!is_circular(t->allocator))
+        skip(); /* a bump heap has no per-allocation structure to corrupt */
+    clheap_heap_stats s = stats_of(t);
+    /* Overwrite the first chunk's header as a stray kernel write would. */
+    const uint32_t garbage[4] = {0xDEADBEEFu, 0xDEADBEEFu, 0xDEADBEEFu, 0xDEADBEEFu};
+    assert_int_equal(clEnqueueWriteBuffer(t->cl.queue, clheap_heap_buffer(t->heap), CL_TRUE,
+                                          (size_t)s.pool_begin_bytes, sizeof garbage, garbage, 0,
+                                          NULL, NULL),
+                     CL_SUCCESS);
+    char what[256] = "";
+    assert_int_equal(clheap_heap_check(t->heap, what, sizeof what), CLHEAP_ERROR_HEAP_CORRUPT);
+    assert_non_null(strstr(what, "unit"));
+    print_message("%s: check found: %s\n", clheap_allocator_name(t->allocator), what);
+    assert_int_equal(clheap_heap_reset(t->heap), CLHEAP_SUCCESS);
+    assert_heap_ok(t);
+}
+
+static void create_refuses_bad_configs(void **state)
+{
+    heap_test *t = *state;
+    clheap_heap_config config = clheap_heap_config_default();
+    config.allocator = t->allocator;
+    clheap_heap *heap = (clheap_heap *)1;
+    config.size_bytes = (1 << 20) - 16;
+    assert_int_equal(clheap_heap_create(t->cl.context, t->cl.device, t->cl.queue, &config, &heap),
+                     CLHEAP_ERROR_HEAP_TOO_SMALL);
+    assert_null(heap);
+    cl_ulong max_alloc = 0;
+    clGetDeviceInfo(t->cl.device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc, &max_alloc, NULL);
+    config.size_bytes = max_alloc + 16;
+    assert_int_equal(clheap_heap_create(t->cl.context, t->cl.device, t->cl.queue, &config, &heap),
+                     CLHEAP_ERROR_SIZE_TOO_LARGE);
+    config.size_bytes = 1 << 20;
+    config.allocator = (clheap_allocator)99;
+    assert_int_equal(clheap_heap_create(t->cl.context, t->cl.device, t->cl.queue, &config, &heap),
+                     CLHEAP_ERROR_INVALID_ARGUMENT);
+    /* The smallest heap works, and a destroyed one is refused, not touched. */
+    config.allocator = t->allocator;
+    assert_int_equal(clheap_heap_create(t->cl.context, t->cl.device, t->cl.queue, &config, &heap),
+                     CLHEAP_SUCCESS);
+    char what[256];
+    assert_int_equal(clheap_heap_check(heap, what, sizeof what), CLHEAP_SUCCESS);
+    assert_int_equal(clheap_heap_destroy(heap), CLHEAP_SUCCESS);
+    assert_int_equal(clheap_heap_check(heap, what, sizeof what), CLHEAP_ERROR_INVALID_HANDLE);
+    assert_int_equal(clheap_heap_reset(heap), CLHEAP_ERROR_INVALID_HANDLE);
+    assert_int_equal(clheap_heap_destroy(heap), CLHEAP_ERROR_INVALID_HANDLE);
+    assert_int_equal(clheap_heap_destroy(NULL), CLHEAP_SUCCESS);
+}
+
 static const struct CMUnitTest heap_tests[] = {
+    cmocka_unit_test_setup(check_reports_corruption, reset_heap),
+    cmocka_unit_test_setup(create_refuses_bad_configs, reset_heap),
     cmocka_unit_test_setup(random_rounds_never_overlap, reset_heap),
     cmocka_unit_test_setup(fill_until_null_then_refill, reset_heap),
     cmocka_unit_test_setup(wrap_stays_inside_the_pool, reset_heap),
