@@ -22,6 +22,7 @@
 #include "clheap_common.h"
 #include "clheap_bump.h"
 #include "clheap_circular.h"
+#include "clheap_blocks.h"
 
 #ifndef CLHEAP_ALLOCATOR
 #error "clheap.cl: build with clheap_heap_build_options() (it defines CLHEAP_ALLOCATOR)"
@@ -56,6 +57,10 @@ static CLHEAP_INLINE clheap_u32 clheap_malloc_unit(CLHEAP_GLOBAL clheap_heap *he
     return clheap_atomic_wrap_malloc_unit(clheap_words(heap), size);
 #elif CLHEAP_IS_CIRCULAR
     return clheap_circular_malloc_unit(clheap_words(heap), size, CLHEAP_FUSED, CLHEAP_MULTI);
+#elif CLHEAP_ALLOCATOR == CLHEAP_KIND_BITMAP
+    return clheap_bitmap_malloc_unit(clheap_words(heap), size, clheap_rotation_seed());
+#elif CLHEAP_ALLOCATOR == CLHEAP_KIND_BLOCKS
+    return clheap_blocks_malloc_unit(clheap_words(heap), size, clheap_rotation_seed());
 #else
 #error "clheap.cl: unknown CLHEAP_ALLOCATOR"
 #endif
@@ -87,6 +92,10 @@ static CLHEAP_INLINE void clheap_free(CLHEAP_GLOBAL clheap_heap *heap, CLHEAP_GL
 {
 #if CLHEAP_IS_CIRCULAR
     clheap_circular_free(clheap_words(heap), ptr, CLHEAP_FUSED, CLHEAP_MULTI);
+#elif CLHEAP_ALLOCATOR == CLHEAP_KIND_BITMAP
+    clheap_bitmap_free(clheap_words(heap), ptr);
+#elif CLHEAP_ALLOCATOR == CLHEAP_KIND_BLOCKS
+    clheap_blocks_free(clheap_words(heap), ptr);
 #else
     clheap_bump_free(clheap_words(heap), ptr);
 #endif
@@ -96,5 +105,135 @@ static CLHEAP_INLINE void clheap_free_unit(CLHEAP_GLOBAL clheap_heap *heap, clhe
 {
     clheap_free(heap, clheap_pointer(heap, unit));
 }
+
+#ifdef __OPENCL_C_VERSION__
+/* Work-group request coalescing. Every work-item of the work-group must call this in
+ * uniform control flow (it has barriers), all with the same size; `want` says whether
+ * this work-item wants memory. With the block allocator one work-item reserves the
+ * slots for the whole group, up to 64 with one atomic per block (DynaSOAr's request
+ * coalescing); other allocators serve each request alone. scratch: a __local array of
+ * CLHEAP_GROUP_SCRATCH_WORDS words. */
+#define CLHEAP_GROUP_MAX_GRANTS 32
+#define CLHEAP_GROUP_SCRATCH_WORDS (2 + 4 * CLHEAP_GROUP_MAX_GRANTS)
+static CLHEAP_INLINE __global void *clheap_malloc_group(__global clheap_heap *heap, clheap_size size, int want,
+                                                        __local clheap_u32 *scratch)
+{
+#if CLHEAP_ALLOCATOR == CLHEAP_KIND_BLOCKS
+    __global clheap_u32 *h = clheap_words(heap);
+    clheap_u32 lid = (clheap_u32)(get_local_id(0) + get_local_size(0) * (get_local_id(1) + get_local_size(1) * get_local_id(2)));
+    clheap_u32 c = size ? clheap_class_for(h, size) : CLHEAP_MAX_CLASSES;
+    if (lid == 0u)
+        scratch[0] = 0u;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    clheap_u32 rank = want ? atomic_inc((volatile __local clheap_u32 *)scratch) : 0u;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid == 0u) {
+        clheap_u32 remaining = c == CLHEAP_MAX_CLASSES ? 0u : scratch[0], grants = 0u;
+        while (remaining && grants < CLHEAP_GROUP_MAX_GRANTS) {
+            clheap_u64 got;
+            clheap_u32 frame = clheap_block_reserve_any(h, c, remaining < 64u ? remaining : 64u,
+                                                        clheap_rotation_seed() + grants, &got);
+            if (frame == CLHEAP_BM_FAIL)
+                break;
+            __local clheap_u32 *g = scratch + 2 + 4 * grants++;
+            g[0] = frame;
+            g[1] = clheap_popcount64(got);
+            g[2] = (clheap_u32)got;
+            g[3] = (clheap_u32)(got >> 32);
+            remaining -= g[1];
+        }
+        scratch[1] = grants;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (!want)
+        return 0;
+    if (c == CLHEAP_MAX_CLASSES) {
+        clheap_count_error(h, CLHEAP_HDR_ERR_BAD_SIZE);
+        return 0;
+    }
+    for (clheap_u32 k = 0, before = 0; k < scratch[1]; k++) {
+        __local clheap_u32 *g = scratch + 2 + 4 * k;
+        if (rank < before + g[1]) {
+            clheap_u64 bits = (clheap_u64)g[2] | ((clheap_u64)g[3] << 32);
+            for (clheap_u32 skip = rank - before; skip; skip--)
+                bits &= bits - 1u; /* drop the lower bits: the rank-th set bit remains lowest */
+            return clheap_pointer(heap, clheap_slot_unit(h, g[0], c, clheap_ctz64(bits)));
+        }
+        before += g[1];
+    }
+    clheap_count_error(h, CLHEAP_HDR_ERR_OUT_OF_MEMORY);
+    return 0;
+#else
+    (void)scratch;
+    return want ? clheap_malloc(heap, size) : 0;
+#endif
+}
+#endif
+
+#if CLHEAP_ALLOCATOR == CLHEAP_KIND_BLOCKS
+/* parallel_do: with `blocks`/`block_count` from clheap_heap_parallel_do, work-item i
+ * handles slot i % 64 of block i / 64, and gets its object only if the slot was live
+ * when the launch began (the iteration bitmap): objects created during the launch are
+ * not visited. Returns NULL for work-items without an object. */
+static CLHEAP_INLINE CLHEAP_GLOBAL void *clheap_parallel_do_object(CLHEAP_GLOBAL clheap_heap *heap,
+                                                                   CLHEAP_GLOBAL const clheap_u32 *blocks,
+                                                                   clheap_u32 block_count, clheap_u32 c,
+                                                                   clheap_u32 index)
+{
+    CLHEAP_GLOBAL clheap_u32 *h = clheap_words(heap);
+    if (index / 64u >= block_count)
+        return 0;
+    clheap_u32 frame = blocks[index / 64u], slot = index % 64u;
+    if (!((clheap_load64(clheap_block_iter_bits(h, frame)) >> slot) & 1u))
+        return 0;
+    return clheap_pointer(heap, clheap_slot_unit(h, frame, c, slot));
+}
+
+/* device_do: the unit of the next live object of class c after *cursor (start with 0),
+ * or 0 at the end. Walks the class's allocated-block bitmap, then each block's slots. */
+static CLHEAP_INLINE clheap_u32 clheap_device_do_next(CLHEAP_GLOBAL clheap_heap *heap, clheap_u32 c,
+                                                      clheap_u32 *cursor)
+{
+    CLHEAP_GLOBAL clheap_u32 *h = clheap_words(heap);
+    clheap_u32 frames = h[CLHEAP_HDR_FRAME_COUNT];
+    for (clheap_u32 pos = *cursor; pos / 64u < frames;) {
+        clheap_u32 frame = pos / 64u, slot = pos % 64u;
+        if (slot == 0u && !clheap_bm_get(h, CLHEAP_BM_ALLOCATED(c), frame)) {
+            pos += 64u;
+            continue;
+        }
+        clheap_u64 live = clheap_load64(clheap_block_alloc_bits(h, frame)) & clheap_class_slots(h, c);
+        live = slot ? live & (~(clheap_u64)0 << slot) : live;
+        if (!live || clheap_load32(clheap_block_header(h, frame) + CLHEAP_BLOCK_WORD_CLASS) != c + 1u) {
+            pos = (frame + 1u) * 64u;
+            continue;
+        }
+        slot = clheap_ctz64(live);
+        *cursor = frame * 64u + slot + 1u;
+        return clheap_slot_unit(h, frame, c, slot);
+    }
+    *cursor = frames * 64u;
+    return 0u;
+}
+
+/* The block base and slot index of an object (for CLHEAP_SOA_FIELD). */
+static CLHEAP_INLINE CLHEAP_GLOBAL void *clheap_block_base(CLHEAP_GLOBAL clheap_heap *heap, CLHEAP_GLOBAL void *obj)
+{
+    CLHEAP_GLOBAL clheap_u32 *h = clheap_words(heap);
+    clheap_u32 frame_units = h[CLHEAP_HDR_FRAME_UNITS], first = h[CLHEAP_HDR_POOL_START];
+    clheap_u32 unit = clheap_unit_of(heap, obj);
+    clheap_u32 frame = clheap_load32(clheap_block_header(h, (unit - first) / frame_units) + CLHEAP_BLOCK_WORD_OWNER);
+    return clheap_pointer(heap, first + frame * frame_units);
+}
+static CLHEAP_INLINE clheap_u32 clheap_slot_index(CLHEAP_GLOBAL clheap_heap *heap, CLHEAP_GLOBAL void *obj)
+{
+    CLHEAP_GLOBAL clheap_u32 *h = clheap_words(heap);
+    CLHEAP_GLOBAL unsigned char *base = (CLHEAP_GLOBAL unsigned char *)clheap_block_base(heap, obj);
+    clheap_u32 frame_units = h[CLHEAP_HDR_FRAME_UNITS], first = h[CLHEAP_HDR_POOL_START];
+    clheap_u32 frame = (clheap_unit_of(heap, obj) - first) / frame_units;
+    clheap_u32 c = clheap_load32(clheap_block_header(h, clheap_load32(clheap_block_header(h, frame) + CLHEAP_BLOCK_WORD_OWNER)) + CLHEAP_BLOCK_WORD_CLASS) - 1u;
+    return (clheap_u32)(((CLHEAP_GLOBAL unsigned char *)obj - base) / h[CLHEAP_HDR_CLASS_BYTES + c]);
+}
+#endif
 
 #endif

@@ -20,6 +20,8 @@
 #define CLHEAP_KIND_CFMALLOC 4
 #define CLHEAP_KIND_CMMALLOC 5
 #define CLHEAP_KIND_CFMMALLOC 6
+#define CLHEAP_KIND_BITMAP 7 /* BitmapAlloc: one slot size over the whole pool */
+#define CLHEAP_KIND_BLOCKS 8 /* DynaSOAr-style blocks of up to 64 slots, one size class each */
 
 /* Header word indices. */
 #define CLHEAP_HDR_MAGIC 0
@@ -49,6 +51,48 @@
 /* Circular family: roving offsets start here, CLHEAP_HDR_OFFSET_COUNT of them. */
 #define CLHEAP_HDR_OFFSETS 32
 #define CLHEAP_HDR_FIXED_WORDS 32
+
+/* Bitmap allocators (kinds 7 and 8). Their pool holds slots (7) or frames (8). */
+#define CLHEAP_HDR_SLOT_UNITS 8     /* BitmapAlloc: units per slot */
+#define CLHEAP_HDR_CLASS_COUNT 10   /* blocks: size classes */
+#define CLHEAP_HDR_FRAME_UNITS 11   /* blocks: units per frame */
+#define CLHEAP_HDR_FRAME_COUNT 12   /* blocks: frames in the pool */
+#define CLHEAP_HDR_BLOCK_HEADERS 13 /* blocks: unit of the per-frame header array */
+#define CLHEAP_HDR_BITMAP_UNITS 14  /* units of the bitmap region (for initialisation) */
+#define CLHEAP_HDR_BITMAP_FIRST 15  /* unit where the bitmap region starts */
+/* Size classes (blocks): class c's slot bytes, frames per block and slots per block. */
+#define CLHEAP_MAX_CLASSES 32
+#define CLHEAP_HDR_CLASS_BYTES 32
+#define CLHEAP_HDR_CLASS_FRAMES (CLHEAP_HDR_CLASS_BYTES + CLHEAP_MAX_CLASSES)
+#define CLHEAP_HDR_CLASS_CAPACITY (CLHEAP_HDR_CLASS_FRAMES + CLHEAP_MAX_CLASSES)
+/* Bitmap descriptors: unit of the first container, bits, levels, and the container
+ * index where each level starts. */
+#define CLHEAP_BM_UNIT 0
+#define CLHEAP_BM_BITS 1
+#define CLHEAP_BM_LEVELS 2
+#define CLHEAP_BM_LEVEL0 3
+#define CLHEAP_BM_MAX_LEVELS 6
+#define CLHEAP_BM_DESC_WORDS 9
+#define CLHEAP_HDR_BITMAPS (CLHEAP_HDR_CLASS_CAPACITY + CLHEAP_MAX_CLASSES)
+/* BitmapAlloc: bitmap 0 = free slots. Blocks: bitmap 0 = free frames, then for each
+ * class c: 1 + 2c = allocated blocks, 2 + 2c = active (allocated, not full) blocks. */
+#define CLHEAP_BM_DESC(i) (CLHEAP_HDR_BITMAPS + (i) * CLHEAP_BM_DESC_WORDS)
+#define CLHEAP_BM_FREE CLHEAP_BM_DESC(0)
+#define CLHEAP_BM_ALLOCATED(c) CLHEAP_BM_DESC(1 + 2 * (c))
+#define CLHEAP_BM_ACTIVE(c) CLHEAP_BM_DESC(2 + 2 * (c))
+#define CLHEAP_HDR_BITMAP_WORDS (CLHEAP_HDR_BITMAPS + (1 + 2 * CLHEAP_MAX_CLASSES) * CLHEAP_BM_DESC_WORDS)
+
+/* Block header, one per frame (2 units, fixed offsets, the same in every block so a
+ * stale reference always finds a header where it looks):
+ *   word 0 class + 1 on a block's first frame (0: none), word 1 the block's first frame,
+ *   words 2-3 allocation bitmap (1 = slot taken; slots past the capacity and every slot
+ *   of a free frame are 1, so nothing can be reserved there), words 4-5 iteration
+ *   bitmap (parallel_do's snapshot). */
+#define CLHEAP_BLOCK_HEADER_UNITS 2u
+#define CLHEAP_BLOCK_WORD_CLASS 0
+#define CLHEAP_BLOCK_WORD_OWNER 1
+#define CLHEAP_BLOCK_WORD_ALLOC 2
+#define CLHEAP_BLOCK_WORD_ITER 4
 
 #define CLHEAP_PRESPLIT_BINARY 0  /* eq. 1 of Vinkler & Havran: C(i) = R / 2^floor(log2 i) */
 #define CLHEAP_PRESPLIT_UNIFORM 1 /* equal chunks (the ScatterAlloc-like baseline) */

@@ -60,6 +60,8 @@ static CLHEAP_INLINE void clheap_fence_acquire(void) { read_mem_fence(CLK_GLOBAL
  * work-group id spreads groups over the offsets the way a scheduler spreads them over
  * compute units. */
 #define clheap_group_index() ((clheap_u32)get_group_id(0))
+/* Seed for bitmap rotation: spreads work-items (DynaSOAr rotates by warp id). */
+#define clheap_rotation_seed() ((clheap_u32)get_global_id(0) * 0x9E3779B1u + (clheap_u32)get_global_id(1))
 
 #else /* C11 on the host */
 #include <stdatomic.h>
@@ -118,6 +120,7 @@ static CLHEAP_INLINE void clheap_fence_acquire(void) { atomic_signal_fence(memor
 /* The host build's "work-group id": set by each thread of the stress test. */
 extern _Thread_local clheap_u32 clheap_host_group_index;
 #define clheap_group_index() clheap_host_group_index
+#define clheap_rotation_seed() (clheap_host_group_index * 0x9E3779B1u)
 #endif
 
 #endif

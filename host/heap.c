@@ -9,6 +9,7 @@
 #include "heap_layout.h"
 #include "heap_walk.h"
 #include "registry.h"
+#include "../cl/clheap_layout.h"
 
 extern const char clheap_embedded_device_source[];
 extern const char clheap_embedded_kernels_source[];
@@ -19,7 +20,10 @@ struct clheap_heap {
     cl_command_queue queue;
     cl_mem buffer;
     cl_program program; /* the library's own kernels for this allocator */
-    cl_kernel init_chunks;
+    cl_kernel init_chunks;  /* circular: clheap_init_chunks; bitmap kinds: clheap_init_bitmaps */
+    cl_kernel collect_blocks; /* BlockAlloc: parallel_do's block list */
+    cl_mem block_list;        /* BlockAlloc: that list */
+    cl_mem block_count;       /* BlockAlloc: its length */
     clheap_heap_config config;
     clheap_layout layout;
 };
@@ -118,10 +122,13 @@ static clheap_status enqueue_initialisation(clheap_heap *heap)
                                       heap->layout.header, 0, NULL, NULL);
     if (err != CL_SUCCESS || !heap->init_chunks)
         return err;
-    cl_uint chunk_count = heap->layout.chunk_count;
+    cl_uint chunk_count = heap->layout.chunk_count, bitmap_count = heap->layout.bitmap_count;
+    int bitmaps = clheap_allocator_is_bitmap(heap->config.allocator);
     err = clSetKernelArg(heap->init_chunks, 0, sizeof heap->buffer, &heap->buffer);
+    if (err == CL_SUCCESS && bitmaps)
+        err = clSetKernelArg(heap->init_chunks, 1, sizeof bitmap_count, &bitmap_count);
     if (err == CL_SUCCESS)
-        err = clSetKernelArg(heap->init_chunks, 1, sizeof chunk_count, &chunk_count);
+        err = clSetKernelArg(heap->init_chunks, bitmaps ? 2 : 1, sizeof chunk_count, &chunk_count);
     size_t local = 64, global = ((size_t)chunk_count + 1 + local - 1) / local * local;
     if (err == CL_SUCCESS)
         err = clEnqueueNDRangeKernel(heap->queue, heap->init_chunks, 1, NULL, &global, &local, 0,
@@ -142,6 +149,12 @@ static void release_parts(clheap_heap *heap)
 {
     if (heap->init_chunks)
         clReleaseKernel(heap->init_chunks);
+    if (heap->collect_blocks)
+        clReleaseKernel(heap->collect_blocks);
+    if (heap->block_list)
+        clReleaseMemObject(heap->block_list);
+    if (heap->block_count)
+        clReleaseMemObject(heap->block_count);
     if (heap->program)
         clReleaseProgram(heap->program);
     if (heap->buffer)
@@ -197,11 +210,23 @@ clheap_status clheap_heap_create(cl_context context, cl_device_id device, cl_com
         release_parts(heap);
         return err;
     }
-    if (clheap_allocator_is_circular(cfg.allocator)) {
+    int bitmaps = clheap_allocator_is_bitmap(cfg.allocator);
+    if (clheap_allocator_is_circular(cfg.allocator) || bitmaps) {
         const char *kernels = clheap_embedded_kernels_source;
         status = build(heap, 1, &kernels, NULL, &heap->program, NULL, 0);
         if (status == CLHEAP_SUCCESS) {
-            heap->init_chunks = clCreateKernel(heap->program, "clheap_init_chunks", &err);
+            heap->init_chunks = clCreateKernel(
+                heap->program, bitmaps ? "clheap_init_bitmaps" : "clheap_init_chunks", &err);
+            status = err;
+        }
+        if (status == CLHEAP_SUCCESS && cfg.allocator == CLHEAP_BLOCK_ALLOC) {
+            heap->collect_blocks = clCreateKernel(heap->program, "clheap_collect_blocks", &err);
+            size_t frames = heap->layout.header[CLHEAP_HDR_FRAME_COUNT];
+            if (err == CL_SUCCESS)
+                heap->block_list = clCreateBuffer(context, CL_MEM_READ_WRITE,
+                                                  (frames ? frames : 1) * sizeof(cl_uint), NULL, &err);
+            if (err == CL_SUCCESS)
+                heap->block_count = clCreateBuffer(context, CL_MEM_READ_WRITE, sizeof(cl_uint), NULL, &err);
             status = err;
         }
         if (status != CLHEAP_SUCCESS) {
@@ -284,6 +309,76 @@ clheap_status clheap_heap_calculate_stats(clheap_heap *heap, clheap_heap_stats *
 clheap_status clheap_heap_check(clheap_heap *heap, char *what, size_t what_len)
 {
     return read_and_walk(heap, NULL, what, what_len);
+}
+
+clheap_status clheap_heap_repair(clheap_heap *heap, uint64_t *repaired)
+{
+    if (!heap)
+        return CLHEAP_ERROR_INVALID_ARGUMENT;
+    if (!clheap_registry_contains(heap))
+        return CLHEAP_ERROR_INVALID_HANDLE;
+    if (repaired)
+        *repaired = 0;
+    if (!clheap_allocator_is_bitmap(heap->config.allocator))
+        return CLHEAP_SUCCESS;
+    size_t bytes = (size_t)heap->layout.total_units * CLHEAP_UNIT_BYTES;
+    uint32_t *image = malloc(bytes);
+    if (!image)
+        return CLHEAP_ERROR_OUT_OF_HOST_MEMORY;
+    cl_int err = clEnqueueReadBuffer(heap->queue, heap->buffer, CL_TRUE, 0, bytes, image, 0, NULL, NULL);
+    if (err == CL_SUCCESS) {
+        uint64_t fixed = clheap_heap_repair_image(image, heap->layout.total_units);
+        if (repaired)
+            *repaired = fixed;
+        /* Bitmaps and block headers sit between the header and the pool. */
+        size_t begin = (size_t)image[CLHEAP_HDR_BITMAP_FIRST] * CLHEAP_UNIT_BYTES;
+        size_t end = (size_t)image[CLHEAP_HDR_POOL_START] * CLHEAP_UNIT_BYTES;
+        if (fixed)
+            err = clEnqueueWriteBuffer(heap->queue, heap->buffer, CL_TRUE, begin, end - begin,
+                                       (char *)image + begin, 0, NULL, NULL);
+    }
+    free(image);
+    return err;
+}
+
+clheap_status clheap_heap_parallel_do(clheap_heap *heap, uint32_t class_index, cl_kernel kernel,
+                                      cl_uint blocks_arg, size_t local_size)
+{
+    if (!heap || !kernel)
+        return CLHEAP_ERROR_INVALID_ARGUMENT;
+    if (!clheap_registry_contains(heap))
+        return CLHEAP_ERROR_INVALID_HANDLE;
+    if (heap->config.allocator != CLHEAP_BLOCK_ALLOC)
+        return CLHEAP_ERROR_UNSUPPORTED;
+    if (class_index >= heap->layout.header[CLHEAP_HDR_CLASS_COUNT])
+        return CLHEAP_ERROR_INVALID_ARGUMENT;
+    cl_uint frames = heap->layout.header[CLHEAP_HDR_FRAME_COUNT], zero = 0, c = class_index;
+    cl_int err = clEnqueueFillBuffer(heap->queue, heap->block_count, &zero, sizeof zero, 0, sizeof zero,
+                                     0, NULL, NULL);
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(heap->collect_blocks, 0, sizeof heap->buffer, &heap->buffer);
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(heap->collect_blocks, 1, sizeof c, &c);
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(heap->collect_blocks, 2, sizeof heap->block_list, &heap->block_list);
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(heap->collect_blocks, 3, sizeof heap->block_count, &heap->block_count);
+    size_t local = 64, global = ((frames + 63) / 64 + local - 1) / local * local;
+    if (err == CL_SUCCESS)
+        err = clEnqueueNDRangeKernel(heap->queue, heap->collect_blocks, 1, NULL, &global, &local, 0, NULL, NULL);
+    cl_uint blocks = 0;
+    if (err == CL_SUCCESS) /* the launch size depends on it: one small blocking read */
+        err = clEnqueueReadBuffer(heap->queue, heap->block_count, CL_TRUE, 0, sizeof blocks, &blocks, 0,
+                                  NULL, NULL);
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(kernel, blocks_arg, sizeof heap->block_list, &heap->block_list);
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(kernel, blocks_arg + 1, sizeof blocks, &blocks);
+    if (err != CL_SUCCESS || blocks == 0)
+        return err;
+    local = local_size ? local_size : 64;
+    global = ((size_t)blocks * 64 + local - 1) / local * local;
+    return clEnqueueNDRangeKernel(heap->queue, kernel, 1, NULL, &global, &local, 0, NULL, NULL);
 }
 
 clheap_status clheap_heap_stats_json(const clheap_heap_stats *s, char *buf, size_t len, size_t *needed)

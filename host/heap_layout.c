@@ -11,6 +11,8 @@ _Static_assert(CLHEAP_CMALLOC == CLHEAP_KIND_CMALLOC, "host and device kinds agr
 _Static_assert(CLHEAP_CFMALLOC == CLHEAP_KIND_CFMALLOC, "host and device kinds agree");
 _Static_assert(CLHEAP_CMMALLOC == CLHEAP_KIND_CMMALLOC, "host and device kinds agree");
 _Static_assert(CLHEAP_CFMMALLOC == CLHEAP_KIND_CFMMALLOC, "host and device kinds agree");
+_Static_assert(CLHEAP_BITMAP_ALLOC == CLHEAP_KIND_BITMAP, "host and device kinds agree");
+_Static_assert(CLHEAP_BLOCK_ALLOC == CLHEAP_KIND_BLOCKS, "host and device kinds agree");
 _Static_assert(CLHEAP_UNIT_BYTES == CLHEAP_UNIT, "host and device units agree");
 _Static_assert((int)CLHEAP_PRESPLIT_BINARY_HEAP == CLHEAP_PRESPLIT_BINARY, "presplit ids agree");
 _Static_assert((int)CLHEAP_PRESPLIT_UNIFORM == CLHEAP_PRESPLIT_UNIFORM, "presplit ids agree");
@@ -18,7 +20,8 @@ _Static_assert((int)CLHEAP_PRESPLIT_UNIFORM == CLHEAP_PRESPLIT_UNIFORM, "prespli
 enum { MAX_LEVELS = 24, MAX_OFFSETS = 4096 };
 
 static const char *const allocator_names[] = {
-    NULL, "AtomicMalloc", "AtomicWrapMalloc", "CMalloc", "CFMalloc", "CMMalloc", "CFMMalloc",
+    NULL,       "AtomicMalloc", "AtomicWrapMalloc", "CMalloc",   "CFMalloc",
+    "CMMalloc", "CFMMalloc",    "BitmapAlloc",      "BlockAlloc",
 };
 
 const char *clheap_allocator_name(clheap_allocator allocator)
@@ -37,6 +40,8 @@ clheap_heap_config clheap_heap_config_default(void)
     config.presplit = CLHEAP_PRESPLIT_BINARY_HEAP;
     config.min_chunk_bytes = 256;
     config.uniform_chunk_bytes = 4096;
+    config.slot_bytes = 16;
+    config.frame_bytes = 1024;
     return config;
 }
 
@@ -47,6 +52,10 @@ int clheap_allocator_is_circular(clheap_allocator a)
 int clheap_allocator_is_fused(clheap_allocator a)
 {
     return a == CLHEAP_CFMALLOC || a == CLHEAP_CFMMALLOC;
+}
+int clheap_allocator_is_bitmap(clheap_allocator a)
+{
+    return a == CLHEAP_BITMAP_ALLOC || a == CLHEAP_BLOCK_ALLOC;
 }
 int clheap_allocator_is_multi(clheap_allocator a)
 {
@@ -66,6 +75,112 @@ static int plan_binary(uint32_t heap_units, uint32_t min_units, uint32_t *levels
         }
     }
     return 0;
+}
+
+static const uint32_t default_classes[] = {16,  32,  48,  64,   96,   128,  192,  256,  384,
+                                           512, 768, 1024, 1536, 2048, 3072, 4096, 8192, 16384};
+
+/* Containers of a hierarchical bitmap of `bits` bits, all levels. */
+static uint64_t bitmap_containers(uint64_t bits, uint32_t *levels)
+{
+    uint64_t total = 0;
+    uint32_t l = 0;
+    do {
+        bits = (bits + 63) / 64;
+        total += bits;
+        l++;
+    } while (bits > 1);
+    if (levels)
+        *levels = l;
+    return total;
+}
+
+/* Writes descriptor `index` for a bitmap of `bits` bits at `*unit`; advances *unit. */
+static int describe_bitmap(uint32_t *h, uint32_t index, uint64_t bits, uint64_t *unit)
+{
+    uint32_t levels;
+    uint64_t containers = bitmap_containers(bits, &levels);
+    if (levels > CLHEAP_BM_MAX_LEVELS || bits == 0)
+        return 0;
+    uint32_t *d = h + CLHEAP_BM_DESC(index);
+    d[CLHEAP_BM_UNIT] = (uint32_t)*unit;
+    d[CLHEAP_BM_BITS] = (uint32_t)bits;
+    d[CLHEAP_BM_LEVELS] = levels;
+    uint64_t start = 0, n = bits;
+    for (uint32_t l = 0; l < levels; l++) {
+        d[CLHEAP_BM_LEVEL0 + l] = (uint32_t)start;
+        n = (n + 63) / 64;
+        start += n;
+    }
+    *unit += (containers * 8 + CLHEAP_UNIT - 1) / CLHEAP_UNIT;
+    return 1;
+}
+
+/* BitmapAlloc and BlockAlloc: header | bitmaps | (block headers) | pool. */
+static clheap_status plan_bitmap_kinds(const clheap_heap_config *config, uint64_t units, uint32_t *h,
+                                       uint32_t header_units, clheap_layout *layout)
+{
+    int blocks = config->allocator == CLHEAP_BLOCK_ALLOC;
+    uint32_t bitmaps = 1, item_units, extra_units_per_item = 0;
+    if (blocks) {
+        uint32_t frame = config->frame_bytes ? config->frame_bytes : 1024;
+        const uint32_t *classes = config->class_count ? config->class_bytes : default_classes;
+        uint32_t count = config->class_count ? config->class_count
+                                             : (uint32_t)(sizeof default_classes / sizeof *default_classes);
+        if (frame % CLHEAP_UNIT || frame == 0 || count == 0 || count > CLHEAP_MAX_CLASSES)
+            return CLHEAP_ERROR_INVALID_ARGUMENT;
+        for (uint32_t c = 0; c < count; c++) {
+            uint32_t bytes = classes[c];
+            if (bytes == 0 || bytes % CLHEAP_UNIT || (c && bytes <= classes[c - 1]) ||
+                (uint64_t)bytes > 64ull * frame)
+                return CLHEAP_ERROR_INVALID_ARGUMENT;
+            uint64_t frames = ((uint64_t)64 * bytes + frame - 1) / frame;
+            if (frames > 64)
+                frames = 64;
+            uint64_t capacity = frames * frame / bytes;
+            h[CLHEAP_HDR_CLASS_BYTES + c] = bytes;
+            h[CLHEAP_HDR_CLASS_FRAMES + c] = (uint32_t)frames;
+            h[CLHEAP_HDR_CLASS_CAPACITY + c] = (uint32_t)(capacity > 64 ? 64 : capacity);
+        }
+        h[CLHEAP_HDR_CLASS_COUNT] = count;
+        h[CLHEAP_HDR_FRAME_UNITS] = frame / CLHEAP_UNIT;
+        bitmaps = 1 + 2 * count;
+        item_units = frame / CLHEAP_UNIT;
+        extra_units_per_item = CLHEAP_BLOCK_HEADER_UNITS;
+    } else {
+        uint32_t slot = config->slot_bytes ? config->slot_bytes : 16;
+        if (slot % CLHEAP_UNIT)
+            return CLHEAP_ERROR_INVALID_ARGUMENT;
+        h[CLHEAP_HDR_SLOT_UNITS] = slot / CLHEAP_UNIT;
+        item_units = slot / CLHEAP_UNIT;
+    }
+    /* The most items (slots or frames) whose bitmaps, headers and data fit. */
+    uint64_t avail = units - header_units;
+    uint64_t n = avail * 128 / ((uint64_t)(item_units + extra_units_per_item) * 128 + bitmaps);
+    for (;; n--) {
+        if (n == 0 || n >= UINT32_MAX / 64)
+            return n == 0 ? CLHEAP_ERROR_HEAP_TOO_SMALL : CLHEAP_ERROR_SIZE_TOO_LARGE;
+        uint64_t bitmap_units = bitmaps * ((bitmap_containers(n, NULL) * 8 + CLHEAP_UNIT - 1) / CLHEAP_UNIT);
+        if (header_units + bitmap_units + n * (item_units + extra_units_per_item) <= units)
+            break;
+    }
+    uint64_t unit = header_units;
+    h[CLHEAP_HDR_BITMAP_FIRST] = header_units;
+    for (uint32_t b = 0; b < bitmaps; b++)
+        if (!describe_bitmap(h, b, n, &unit))
+            return CLHEAP_ERROR_SIZE_TOO_LARGE;
+    h[CLHEAP_HDR_BITMAP_UNITS] = (uint32_t)(unit - header_units);
+    uint64_t containers = bitmap_containers(n, NULL);
+    layout->chunk_count = (uint32_t)(containers > n ? containers : n); /* init work-items */
+    layout->bitmap_count = bitmaps;
+    if (blocks) {
+        h[CLHEAP_HDR_BLOCK_HEADERS] = (uint32_t)unit;
+        unit += n * CLHEAP_BLOCK_HEADER_UNITS;
+        h[CLHEAP_HDR_FRAME_COUNT] = (uint32_t)n;
+    }
+    h[CLHEAP_HDR_POOL_START] = (uint32_t)unit;
+    h[CLHEAP_HDR_POOL_END] = (uint32_t)(unit + n * item_units);
+    return CLHEAP_SUCCESS;
 }
 
 clheap_status clheap_layout_plan(const clheap_heap_config *config, uint32_t compute_units,
@@ -89,7 +204,9 @@ clheap_status clheap_layout_plan(const clheap_heap_config *config, uint32_t comp
         offsets = config->offset_count ? config->offset_count : compute_units;
     if (offsets == 0 || offsets > MAX_OFFSETS)
         return CLHEAP_ERROR_INVALID_ARGUMENT;
-    uint32_t header_words = (CLHEAP_HDR_FIXED_WORDS + offsets + 3u) & ~3u;
+    int bitmap_kind = a == CLHEAP_BITMAP_ALLOC || a == CLHEAP_BLOCK_ALLOC;
+    uint32_t header_words = bitmap_kind ? (CLHEAP_HDR_BITMAP_WORDS + 3u) & ~3u
+                                        : (CLHEAP_HDR_FIXED_WORDS + offsets + 3u) & ~3u;
     uint32_t *h = calloc(header_words, sizeof *h);
     if (!h)
         return CLHEAP_ERROR_OUT_OF_HOST_MEMORY;
@@ -100,7 +217,13 @@ clheap_status clheap_layout_plan(const clheap_heap_config *config, uint32_t comp
     h[CLHEAP_HDR_POOL_START] = pool_start;
     h[CLHEAP_HDR_OFFSET_COUNT] = offsets;
 
-    if (!clheap_allocator_is_circular(a)) {
+    if (bitmap_kind) {
+        clheap_status status = plan_bitmap_kinds(config, units, h, pool_start, layout);
+        if (status != CLHEAP_SUCCESS) {
+            free(h);
+            return status;
+        }
+    } else if (!clheap_allocator_is_circular(a)) {
         h[CLHEAP_HDR_POOL_END] = (uint32_t)units;
     } else {
         /* The last unit is reserved for the sentinel; sub-heaps share the rest. */

@@ -10,7 +10,9 @@
 typedef struct clheap_layout {
     uint32_t *header;      /* header_words words, to be written at the buffer's start */
     uint32_t header_words; /* a multiple of 4 (whole units) */
-    uint32_t chunk_count;  /* pre-split chunks (circular family); the sentinel is one more */
+    uint32_t chunk_count;  /* circular: pre-split chunks (the sentinel is one more);
+                              bitmap kinds: work-items the initialisation needs */
+    uint32_t bitmap_count; /* bitmap kinds: hierarchical bitmaps in the header */
     uint64_t total_units;
 } clheap_layout;
 
@@ -22,5 +24,6 @@ void clheap_layout_free(clheap_layout *layout);
 int clheap_allocator_is_circular(clheap_allocator allocator);
 int clheap_allocator_is_fused(clheap_allocator allocator);
 int clheap_allocator_is_multi(clheap_allocator allocator);
+int clheap_allocator_is_bitmap(clheap_allocator allocator);
 
 #endif

@@ -109,6 +109,220 @@ static clheap_status walk_circular(const uint32_t *w, int fused, clheap_heap_sta
     return CLHEAP_SUCCESS;
 }
 
+/* ---- bitmap kinds ------------------------------------------------------------------ */
+
+static const uint64_t *bm_level(const uint32_t *w, uint32_t desc, uint32_t level)
+{
+    return (const uint64_t *)(w + (uint64_t)w[desc + CLHEAP_BM_UNIT] * 4u) + w[desc + CLHEAP_BM_LEVEL0 + level];
+}
+
+static uint64_t bm_count_at(const uint32_t *w, uint32_t desc, uint32_t level)
+{
+    uint64_t n = w[desc + CLHEAP_BM_BITS];
+    for (uint32_t l = 0; l < level; l++)
+        n = (n + 63) / 64;
+    return n;
+}
+
+static int bm_bit(const uint32_t *w, uint32_t desc, uint32_t level, uint64_t pos)
+{
+    return (int)((bm_level(w, desc, level)[pos / 64] >> (pos % 64)) & 1u);
+}
+
+/* Strict: no bit past the end; a non-empty container has its bit above. Counts the
+ * allowed converse (a bit above an empty container) in *stale. */
+static clheap_status check_bitmap(const uint32_t *w, uint32_t desc, const char *name, uint64_t *stale,
+                                  char *what, size_t len)
+{
+    uint32_t levels = w[desc + CLHEAP_BM_LEVELS];
+    for (uint32_t l = 0; l < levels; l++) {
+        uint64_t bits = bm_count_at(w, desc, l), containers = (bits + 63) / 64;
+        const uint64_t *c = bm_level(w, desc, l);
+        if (bits % 64 && c[containers - 1] >> (bits % 64))
+            return violation(what, len, "bitmap %s level %u has bits past its end", name, l);
+        if (l + 1 == levels)
+            break;
+        for (uint64_t i = 0; i < containers; i++) {
+            int above = bm_bit(w, desc, l + 1, i);
+            if (c[i] && !above)
+                return violation(what, len,
+                                 "bitmap %s: level %u container %llu is not empty, its bit above is clear",
+                                 name, l, (unsigned long long)i);
+            *stale += !c[i] && above;
+        }
+    }
+    return CLHEAP_SUCCESS;
+}
+
+static const uint32_t *block_header(const uint32_t *w, uint32_t frame)
+{
+    return w + ((uint64_t)w[CLHEAP_HDR_BLOCK_HEADERS] + (uint64_t)frame * CLHEAP_BLOCK_HEADER_UNITS) * 4u;
+}
+
+static uint64_t block_word64(const uint32_t *header, int word)
+{
+    uint64_t v;
+    memcpy(&v, header + word, sizeof v);
+    return v;
+}
+
+static uint64_t class_slots(const uint32_t *w, uint32_t c)
+{
+    uint32_t capacity = w[CLHEAP_HDR_CLASS_CAPACITY + c];
+    return capacity == 64 ? ~0ull : ((1ull << capacity) - 1);
+}
+
+static clheap_status walk_blocks(const uint32_t *w, clheap_heap_stats *s, char *what, size_t len)
+{
+    uint32_t frames = w[CLHEAP_HDR_FRAME_COUNT], classes = w[CLHEAP_HDR_CLASS_COUNT];
+    uint64_t frame_bytes = (uint64_t)w[CLHEAP_HDR_FRAME_UNITS] * CLHEAP_UNIT;
+    s->class_count = classes;
+    uint64_t blocks_seen[CLHEAP_MAX_CLASSES] = {0}, slots_total = 0, slots_used = 0;
+    for (uint32_t f = 0; f < frames;) {
+        const uint32_t *hd = block_header(w, f);
+        uint64_t alloc = block_word64(hd, CLHEAP_BLOCK_WORD_ALLOC);
+        if (bm_bit(w, CLHEAP_BM_FREE, 0, f)) {
+            if (alloc != ~0ull)
+                return violation(what, len, "free frame %u has reservable slots", f);
+            for (uint32_t c = 0; c < classes; c++)
+                if (bm_bit(w, CLHEAP_BM_ALLOCATED(c), 0, f))
+                    return violation(what, len, "free frame %u is listed as a block of class %u", f, c);
+            s->free_bytes += frame_bytes;
+            s->free_chunks++;
+            f++;
+            continue;
+        }
+        uint32_t cls = hd[CLHEAP_BLOCK_WORD_CLASS];
+        if (cls == 0 || cls > classes)
+            return violation(what, len, "frame %u is neither free nor the start of a block (class %u)", f, cls);
+        uint32_t c = cls - 1, m = w[CLHEAP_HDR_CLASS_FRAMES + c];
+        if (f + m > frames || hd[CLHEAP_BLOCK_WORD_OWNER] != f)
+            return violation(what, len, "block at frame %u (class %u) runs past the pool or names owner %u", f, c,
+                             hd[CLHEAP_BLOCK_WORD_OWNER]);
+        for (uint32_t g = f + 1; g < f + m; g++) {
+            const uint32_t *hg = block_header(w, g);
+            if (bm_bit(w, CLHEAP_BM_FREE, 0, g) || hg[CLHEAP_BLOCK_WORD_OWNER] != f ||
+                hg[CLHEAP_BLOCK_WORD_CLASS] != 0 || block_word64(hg, CLHEAP_BLOCK_WORD_ALLOC) != ~0ull)
+                return violation(what, len, "frame %u of the block at frame %u is free or not owned by it", g, f);
+        }
+        uint64_t slots = class_slots(w, c);
+        if ((alloc | slots) != ~0ull)
+            return violation(what, len, "block at frame %u has slots past its capacity free", f);
+        if (!bm_bit(w, CLHEAP_BM_ALLOCATED(c), 0, f))
+            return violation(what, len, "block at frame %u (class %u) is missing from its allocated bitmap", f, c);
+        uint32_t live = (uint32_t)__builtin_popcountll(alloc & slots);
+        uint32_t capacity = w[CLHEAP_HDR_CLASS_CAPACITY + c];
+        int active = bm_bit(w, CLHEAP_BM_ACTIVE(c), 0, f);
+        if (live < capacity && !active)
+            return violation(what, len, "block at frame %u (class %u) has %u of %u slots used but is not active",
+                             f, c, live, capacity);
+        s->stale_hints += live == capacity && active;
+        blocks_seen[c]++;
+        s->class_blocks[c]++;
+        s->class_objects[c] += live;
+        slots_total += capacity;
+        slots_used += live;
+        s->used_bytes += m * frame_bytes;
+        s->used_chunks++;
+        s->requested_bytes += (uint64_t)live * w[CLHEAP_HDR_CLASS_BYTES + c];
+        f += m;
+    }
+    for (uint32_t c = 0; c < classes; c++) {
+        uint64_t listed = 0, active_listed = 0;
+        for (uint32_t f = 0; f < frames; f++) {
+            listed += bm_bit(w, CLHEAP_BM_ALLOCATED(c), 0, f);
+            int active = bm_bit(w, CLHEAP_BM_ACTIVE(c), 0, f);
+            if (active && !bm_bit(w, CLHEAP_BM_ALLOCATED(c), 0, f))
+                active_listed++; /* marks a reclaimed block: a stale hint */
+        }
+        if (listed != blocks_seen[c])
+            return violation(what, len, "class %u: %llu blocks listed as allocated, %llu found", c,
+                             (unsigned long long)listed, (unsigned long long)blocks_seen[c]);
+        s->stale_hints += active_listed;
+        s->class_bytes[c] = w[CLHEAP_HDR_CLASS_BYTES + c];
+        s->class_capacity[c] = w[CLHEAP_HDR_CLASS_CAPACITY + c];
+    }
+    s->largest_free_bytes = 0;
+    s->slot_fragmentation = slots_total ? 1.0 - (double)slots_used / (double)slots_total : 0.0;
+    return CLHEAP_SUCCESS;
+}
+
+static clheap_status walk_bitmap_kind(const uint32_t *w, clheap_heap_stats *s, char *what, size_t len)
+{
+    clheap_allocator a = (clheap_allocator)w[CLHEAP_HDR_KIND];
+    uint32_t count = a == CLHEAP_BLOCK_ALLOC ? 1 + 2 * w[CLHEAP_HDR_CLASS_COUNT] : 1;
+    for (uint32_t b = 0; b < count; b++) {
+        char name[32];
+        snprintf(name, sizeof name, "%u", b);
+        clheap_status st = check_bitmap(w, CLHEAP_BM_DESC(b), name, &s->stale_hints, what, len);
+        if (st != CLHEAP_SUCCESS)
+            return st;
+    }
+    if (a == CLHEAP_BLOCK_ALLOC)
+        return walk_blocks(w, s, what, len);
+    uint64_t slots = w[CLHEAP_BM_FREE + CLHEAP_BM_BITS], free_slots = 0;
+    const uint64_t *c = bm_level(w, CLHEAP_BM_FREE, 0);
+    for (uint64_t i = 0; i < (slots + 63) / 64; i++)
+        free_slots += (uint64_t)__builtin_popcountll(c[i]);
+    uint64_t slot_bytes = (uint64_t)w[CLHEAP_HDR_SLOT_UNITS] * CLHEAP_UNIT;
+    s->used_chunks = slots - free_slots;
+    s->used_bytes = s->used_chunks * slot_bytes;
+    s->free_chunks = free_slots;
+    s->free_bytes = free_slots * slot_bytes;
+    s->largest_free_bytes = free_slots ? slot_bytes : 0;
+    s->external_fragmentation = free_slots ? 1.0 - 1.0 / (double)free_slots : 0.0;
+    return CLHEAP_SUCCESS;
+}
+
+static uint64_t bm_rebuild_upper(uint32_t *w, uint32_t desc)
+{
+    uint64_t changed = 0;
+    uint32_t levels = w[desc + CLHEAP_BM_LEVELS];
+    for (uint32_t l = 0; l + 1 < levels; l++) {
+        uint64_t containers = (bm_count_at(w, desc, l) + 63) / 64;
+        const uint64_t *c = bm_level(w, desc, l);
+        uint64_t *up = (uint64_t *)bm_level(w, desc, l + 1);
+        for (uint64_t i = 0; i < containers; i++) {
+            uint64_t bit = 1ull << (i % 64), want = c[i] ? bit : 0;
+            if ((up[i / 64] & bit) != want) {
+                up[i / 64] ^= bit;
+                changed++;
+            }
+        }
+    }
+    return changed;
+}
+
+uint64_t clheap_heap_repair_image(uint32_t *w, uint64_t unit_count)
+{
+    (void)unit_count;
+    clheap_allocator a = (clheap_allocator)w[CLHEAP_HDR_KIND];
+    if (!clheap_allocator_is_bitmap(a))
+        return 0;
+    uint64_t changed = 0;
+    if (a == CLHEAP_BLOCK_ALLOC) {
+        uint32_t frames = w[CLHEAP_HDR_FRAME_COUNT], classes = w[CLHEAP_HDR_CLASS_COUNT];
+        for (uint32_t c = 0; c < classes; c++) {
+            uint64_t *active = (uint64_t *)bm_level(w, CLHEAP_BM_ACTIVE(c), 0);
+            for (uint32_t f = 0; f < frames; f++) {
+                const uint32_t *hd = block_header(w, f);
+                int want = 0;
+                if (bm_bit(w, CLHEAP_BM_ALLOCATED(c), 0, f) && hd[CLHEAP_BLOCK_WORD_CLASS] == c + 1)
+                    want = (block_word64(hd, CLHEAP_BLOCK_WORD_ALLOC) | ~class_slots(w, c)) != ~0ull;
+                uint64_t bit = 1ull << (f % 64);
+                if (((active[f / 64] & bit) != 0) != want) {
+                    active[f / 64] ^= bit;
+                    changed++;
+                }
+            }
+        }
+    }
+    uint32_t count = a == CLHEAP_BLOCK_ALLOC ? 1 + 2 * w[CLHEAP_HDR_CLASS_COUNT] : 1;
+    for (uint32_t b = 0; b < count; b++)
+        changed += bm_rebuild_upper(w, CLHEAP_BM_DESC(b));
+    return changed;
+}
+
 clheap_status clheap_heap_walk(const uint32_t *w, uint64_t unit_count, clheap_heap_stats *stats,
                                char *what, size_t len)
 {
@@ -126,7 +340,7 @@ clheap_status clheap_heap_walk(const uint32_t *w, uint64_t unit_count, clheap_he
         return violation(what, len, "unknown allocator kind %u", (unsigned)a);
     uint32_t first = w[CLHEAP_HDR_POOL_START], end = w[CLHEAP_HDR_POOL_END];
     uint32_t offsets = w[CLHEAP_HDR_OFFSET_COUNT];
-    if (offsets == 0 || first * 4u < CLHEAP_HDR_OFFSETS + offsets || first >= end ||
+    if (offsets == 0 || (!clheap_allocator_is_bitmap(a) && first * 4u < CLHEAP_HDR_OFFSETS + offsets) || first >= end ||
         end >= unit_count + (clheap_allocator_is_circular(a) ? 0u : 1u))
         return violation(what, len, "pool bounds [%u, %u) and %u offsets do not fit %llu units",
                          first, end, offsets, (unsigned long long)unit_count);
@@ -135,6 +349,8 @@ clheap_status clheap_heap_walk(const uint32_t *w, uint64_t unit_count, clheap_he
     s->pool_begin_bytes = (uint64_t)first * CLHEAP_UNIT;
     s->pool_bytes = (uint64_t)(end - first) * CLHEAP_UNIT;
     clheap_heap_errors_from_header(w, &s->errors);
+    if (clheap_allocator_is_bitmap(a))
+        return walk_bitmap_kind(w, s, what, len);
     if (clheap_allocator_is_circular(a))
         return walk_circular(w, clheap_allocator_is_fused(a), s, what, len);
 

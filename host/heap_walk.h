@@ -12,6 +12,10 @@
 clheap_status clheap_heap_walk(const uint32_t *words, uint64_t unit_count, clheap_heap_stats *stats,
                                char *what, size_t what_len);
 
+/* Bitmap kinds: makes every upper bitmap level and every active mark agree exactly with
+ * what lies below; returns how many bits it changed. */
+uint64_t clheap_heap_repair_image(uint32_t *words, uint64_t unit_count);
+
 /* The header's error counters. */
 void clheap_heap_errors_from_header(const uint32_t *words, clheap_heap_errors *errors);
 

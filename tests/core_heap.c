@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "../cl/clheap_bump.h"
+#include "../cl/clheap_blocks.h"
 #include "../cl/clheap_circular.h"
 #include "heap_layout.h"
 #include "heap_walk.h"
@@ -33,6 +34,13 @@ clheap_status core_heap_create(const clheap_heap_config *config, uint32_t comput
         for (uint32_t i = 0; i <= layout.chunk_count; i++)
             clheap_circular_init_chunk(heap->words, clheap_allocator_is_fused(config->allocator), i,
                                        layout.chunk_count);
+    if (clheap_allocator_is_bitmap(config->allocator)) /* as clheap_init_bitmaps does */
+        for (uint32_t i = 0; i < layout.chunk_count; i++) {
+            for (uint32_t b = 0; b < layout.bitmap_count; b++)
+                clheap_bm_init_container(heap->words, CLHEAP_BM_DESC(b), i, b == 0);
+            if (config->allocator == CLHEAP_BLOCK_ALLOC)
+                clheap_blocks_init_frame(heap->words, i);
+        }
     clheap_layout_free(&layout);
     return CLHEAP_SUCCESS;
 }
@@ -51,6 +59,10 @@ uint32_t core_heap_malloc(core_heap *heap, size_t bytes, uint32_t group)
         return clheap_atomic_malloc_unit(heap->words, bytes);
     case CLHEAP_ATOMIC_WRAP_MALLOC:
         return clheap_atomic_wrap_malloc_unit(heap->words, bytes);
+    case CLHEAP_BITMAP_ALLOC:
+        return clheap_bitmap_malloc_unit(heap->words, bytes, clheap_rotation_seed() + (uint32_t)bytes);
+    case CLHEAP_BLOCK_ALLOC:
+        return clheap_blocks_malloc_unit(heap->words, bytes, clheap_rotation_seed() + (uint32_t)bytes);
     default:
         return clheap_circular_malloc_unit(heap->words, bytes,
                                            clheap_allocator_is_fused(heap->allocator),
@@ -70,6 +82,10 @@ void core_heap_free_unit(core_heap *heap, uint32_t unit, uint32_t group)
     if (clheap_allocator_is_circular(heap->allocator))
         clheap_circular_free(heap->words, ptr, clheap_allocator_is_fused(heap->allocator),
                              clheap_allocator_is_multi(heap->allocator));
+    else if (heap->allocator == CLHEAP_BITMAP_ALLOC)
+        clheap_bitmap_free(heap->words, ptr);
+    else if (heap->allocator == CLHEAP_BLOCK_ALLOC)
+        clheap_blocks_free(heap->words, ptr);
     else
         clheap_bump_free(heap->words, ptr);
 }

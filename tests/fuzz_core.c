@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core_heap.h"
+#include "../cl/clheap_layout.h"
 
 enum { MAX_LIVE = 4096 };
 
@@ -41,7 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 2)
         return 0;
     clheap_heap_config config = clheap_heap_config_default();
-    config.allocator = (clheap_allocator)(1 + data[0] % 6);
+    config.allocator = (clheap_allocator)(1 + data[0] % 8);
     config.presplit = data[1] & 1 ? CLHEAP_PRESPLIT_UNIFORM : CLHEAP_PRESPLIT_BINARY_HEAP;
     config.uniform_chunk_bytes = 1024u << (data[1] >> 1 & 3);
     config.size_bytes = 1 << 20;
@@ -49,7 +50,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     core_heap heap;
     if (core_heap_create(&config, 3, &heap) != CLHEAP_SUCCESS)
         die("create failed", NULL);
-    int circular = config.allocator >= CLHEAP_CMALLOC;
+    int circular = config.allocator >= CLHEAP_CMALLOC && config.allocator <= CLHEAP_CFMMALLOC;
+    int bitmap = config.allocator == CLHEAP_BITMAP_ALLOC, blocks = config.allocator == CLHEAP_BLOCK_ALLOC;
+    int frees_detected = circular || bitmap || blocks; /* bump allocators cannot see double frees */
+    uint64_t max_request = 1u << 20;
+    if (bitmap)
+        max_request = (uint64_t)heap.words[CLHEAP_HDR_SLOT_UNITS] * 16u;
+    if (blocks)
+        max_request = heap.words[CLHEAP_HDR_CLASS_BYTES + heap.words[CLHEAP_HDR_CLASS_COUNT] - 1];
     int wraps = config.allocator == CLHEAP_ATOMIC_WRAP_MALLOC;
     static live model[MAX_LIVE];
     size_t n = 0;
@@ -64,7 +72,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (op % 4 < 2) { /* malloc: mostly small, sometimes 0 or huge */
             uint32_t bytes = op & 0x80 ? (uint32_t)(a << 8 | b) * 8u : (uint32_t)(a << 8 | b) % 2048u;
             uint32_t unit = core_heap_malloc(&heap, bytes, group);
-            if (bytes == 0 || (uint64_t)bytes > (1u << 20)) {
+            if (bytes == 0 || (uint64_t)bytes > max_request) {
                 expect_bad_size++;
                 if (unit)
                     die("malloc of a bad size returned memory", NULL);
@@ -89,14 +97,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (!wraps)
                 check_stamp(&heap, &model[k]);
             core_heap_free_unit(&heap, model[k].unit, group);
-            if (circular && model[k].unit != freed_unit)
+            if (frees_detected && model[k].unit != freed_unit)
                 freed_unit = model[k].unit;
             model[k] = model[--n];
         } else if (op % 4 == 3) { /* bad frees */
             if (b % 3 == 0) {
                 core_heap_free_unit(&heap, (uint32_t)(heap.unit_count + 5), group);
                 expect_outside++;
-            } else if (b % 3 == 1 && circular && freed_unit) {
+            } else if (b % 3 == 1 && frees_detected && freed_unit) {
                 /* A freed chunk's header stays until a neighbour swallows it; a double
                  * free is detected exactly while it is there and free. */
                 core_heap_walk(&heap, &s, NULL, 0);
@@ -126,6 +134,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 requested += model[k].bytes;
             if (s.used_chunks != n || s.requested_bytes != requested)
                 die("heap statistics disagree with the model", NULL);
+        }
+        if (bitmap && s.used_chunks != n)
+            die("used slots disagree with the model", NULL);
+        if (blocks) {
+            uint64_t objects = 0;
+            for (uint32_t c = 0; c < s.class_count; c++)
+                objects += s.class_objects[c];
+            if (objects != n)
+                die("live objects disagree with the model", NULL);
         }
     }
     core_heap_destroy(&heap);

@@ -62,7 +62,7 @@ static void *work(void *arg)
             unit[s] = 0;
             continue;
         }
-        size_t bytes = 4 + (r >> 5) % 4093;
+        size_t bytes = w->heap->allocator == CLHEAP_BITMAP_ALLOC ? 4 + (r >> 5) % 13 : 4 + (r >> 5) % 4093;
         unit[s] = core_heap_malloc(w->heap, bytes, w->group);
         if (!unit[s]) {
             w->nulls++;
@@ -107,8 +107,15 @@ static void run_threads(clheap_allocator allocator)
     clheap_status status = core_heap_walk(&heap, &s, what, sizeof what);
     if (status != CLHEAP_SUCCESS)
         fail_msg("%s", what);
-    assert_int_equal(s.used_chunks, 0);
-    assert_int_equal(s.free_bytes, s.pool_bytes);
+    if (allocator == CLHEAP_BLOCK_ALLOC) {
+        /* Every object is gone; an empty block may stay allocated if its invalidation
+         * lost a race with a reservation that was then rolled back. */
+        for (uint32_t c = 0; c < s.class_count; c++)
+            assert_int_equal(s.class_objects[c], 0);
+    } else {
+        assert_int_equal(s.used_chunks, 0);
+        assert_int_equal(s.free_bytes, s.pool_bytes);
+    }
     assert_int_equal(s.errors.out_of_memory + s.errors.contended, nulls);
     assert_int_equal(s.errors.double_free + s.errors.free_not_chunk + s.errors.free_outside +
                          s.errors.free_unaligned + s.errors.bad_size,
@@ -127,6 +134,8 @@ static void cmalloc_threads(void **state) { (void)state; run_threads(CLHEAP_CMAL
 static void cfmalloc_threads(void **state) { (void)state; run_threads(CLHEAP_CFMALLOC); }
 static void cmmalloc_threads(void **state) { (void)state; run_threads(CLHEAP_CMMALLOC); }
 static void cfmmalloc_threads(void **state) { (void)state; run_threads(CLHEAP_CFMMALLOC); }
+static void bitmap_threads(void **state) { (void)state; run_threads(CLHEAP_BITMAP_ALLOC); }
+static void blocks_threads(void **state) { (void)state; run_threads(CLHEAP_BLOCK_ALLOC); }
 
 int main(void)
 {
@@ -135,6 +144,8 @@ int main(void)
         cmocka_unit_test(cfmalloc_threads),
         cmocka_unit_test(cmmalloc_threads),
         cmocka_unit_test(cfmmalloc_threads),
+        cmocka_unit_test(bitmap_threads),
+        cmocka_unit_test(blocks_threads),
     };
     return cmocka_run_group_tests_name("core_threads", tests, NULL, NULL);
 }

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "fixture.h"
+#include "../cl/clheap_layout.h"
 
 static const char *test_kernels =
     "uint test_hash(uint x) {\n"
@@ -93,6 +94,33 @@ enum { HEAP_BYTES = 32 << 20, ROUND_ITEMS = 2048, LOCAL = 64 };
 static int is_circular(clheap_allocator a)
 {
     return a >= CLHEAP_CMALLOC && a <= CLHEAP_CFMMALLOC;
+}
+
+static int can_free(clheap_allocator a)
+{
+    return a >= CLHEAP_CMALLOC;
+}
+
+/* Live allocations as the heap's own records count them (-1: not recorded). */
+static int64_t live_allocations(clheap_allocator a, const clheap_heap_stats *s)
+{
+    if (a == CLHEAP_BLOCK_ALLOC) {
+        int64_t n = 0;
+        for (uint32_t c = 0; c < s->class_count; c++)
+            n += (int64_t)s->class_objects[c];
+        return n;
+    }
+    return is_circular(a) || a == CLHEAP_BITMAP_ALLOC ? (int64_t)s->used_chunks : -1;
+}
+
+/* The largest request the random test makes of each allocator. */
+static cl_uint largest_request(clheap_allocator a)
+{
+    if (a == CLHEAP_BITMAP_ALLOC)
+        return 256; /* the slot size of the test heap */
+    if (a == CLHEAP_BLOCK_ALLOC)
+        return 16384; /* the largest default class */
+    return is_circular(a) ? 65536 : 16384;
 }
 
 static void assert_heap_ok(heap_test *t)
@@ -193,11 +221,11 @@ static size_t check_allocations(heap_test *t, cl_mem units_buf, cl_mem sizes_buf
             fail_msg("allocations overlap: [%llu, %llu) and [%llu, %llu)",
                      (unsigned long long)iv[i - 1].begin, (unsigned long long)iv[i - 1].end,
                      (unsigned long long)iv[i].begin, (unsigned long long)iv[i].end);
-    if (is_circular(t->allocator)) {
-        /* The heap's own records agree with what the kernels saw. */
-        assert_int_equal(s.used_chunks, n);
+    /* The heap's own records agree with what the kernels saw. */
+    if (live_allocations(t->allocator, &s) >= 0)
+        assert_int_equal(live_allocations(t->allocator, &s), n);
+    if (is_circular(t->allocator))
         assert_int_equal(s.requested_bytes, requested);
-    }
     cl_mem bad_buf = make_buffer(t, sizeof(uint32_t));
     uint32_t bad = 0;
     assert_int_equal(clEnqueueWriteBuffer(t->cl.queue, bad_buf, CL_TRUE, 0, sizeof bad, &bad, 0,
@@ -234,6 +262,7 @@ static int group_setup(void **state)
     clheap_heap_config config = clheap_heap_config_default();
     config.allocator = t->allocator;
     config.size_bytes = HEAP_BYTES;
+    config.slot_bytes = 256;
     if (clheap_heap_create(t->cl.context, t->cl.device, t->cl.queue, &config, &t->heap) !=
         CLHEAP_SUCCESS)
         return -1;
@@ -287,8 +316,8 @@ static void random_rounds_never_overlap(void **state)
     cl_mem units = make_buffer(t, ROUND_ITEMS * sizeof(uint32_t));
     cl_mem sizes = make_buffer(t, ROUND_ITEMS * sizeof(uint32_t));
     /* Bump allocators cannot free: one round, which fits. */
-    int rounds = is_circular(t->allocator) ? 3 : 1;
-    cl_uint lo = 4, hi = is_circular(t->allocator) ? 65536 : 16384;
+    int rounds = can_free(t->allocator) ? 3 : 1;
+    cl_uint lo = 4, hi = largest_request(t->allocator);
     for (int round = 0; round < rounds; round++) {
         clheap_heap_errors before = errors_of(t);
         cl_uint seed = 1000u + (cl_uint)round;
@@ -307,11 +336,11 @@ static void random_rounds_never_overlap(void **state)
         print_message("%s round %d: %zu of %d allocations granted\n",
                       clheap_allocator_name(t->allocator), round, granted, ROUND_ITEMS);
         free_all(t, units, ROUND_ITEMS);
-        if (is_circular(t->allocator)) {
-            clheap_heap_stats s = stats_of(t);
-            assert_int_equal(s.used_chunks, 0);
+        clheap_heap_stats s = stats_of(t);
+        if (live_allocations(t->allocator, &s) >= 0)
+            assert_int_equal(live_allocations(t->allocator, &s), 0);
+        if (is_circular(t->allocator))
             assert_int_equal(s.free_bytes, s.pool_bytes);
-        }
     }
     clReleaseMemObject(units);
     clReleaseMemObject(sizes);
@@ -332,8 +361,10 @@ static void fill_until_null_then_refill(void **state)
     heap_test *t = *state;
     if (t->allocator == CLHEAP_ATOMIC_WRAP_MALLOC)
         skip(); /* wraps instead of returning NULL: see wrap_stays_inside_the_pool */
-    const cl_uint bytes = 4096, per_item = 16;
-    const size_t items = 1024; /* 16384 x 4 KiB = 64 MiB asked of a 32 MiB heap */
+    /* 64 MiB (BitmapAlloc: 40 MiB) asked of a 32 MiB heap */
+    const cl_uint bytes = t->allocator == CLHEAP_BITMAP_ALLOC ? 256 : 4096;
+    const cl_uint per_item = t->allocator == CLHEAP_BITMAP_ALLOC ? 160 : 16;
+    const size_t items = 1024;
     cl_mem units = make_buffer(t, items * per_item * sizeof(uint32_t));
     cl_mem sizes = make_buffer(t, items * per_item * sizeof(uint32_t));
     size_t first = fill_heap(t, units, sizes, items, per_item, bytes);
@@ -403,7 +434,7 @@ static void bad_frees_are_counted_and_lose_nothing(void **state)
     assert_int_equal(e.free_unaligned, 1);
     assert_int_equal(e.bad_size, 2);
     assert_int_equal(e.out_of_memory, 0);
-    int headers = is_circular(t->allocator);
+    int headers = can_free(t->allocator);
     assert_int_equal(e.free_not_chunk, headers ? 1 : 0);
     assert_int_equal(e.double_free, headers ? 1 : 0);
     /* The live allocation kept its bytes and the heap its shape. */
@@ -415,8 +446,9 @@ static void bad_frees_are_counted_and_lose_nothing(void **state)
         assert_int_equal(bytes[i], 0xAB);
     if (headers) {
         clheap_heap_stats s = stats_of(t);
-        assert_int_equal(s.used_chunks, 1);
-        assert_int_equal(s.requested_bytes, 64);
+        assert_int_equal(live_allocations(t->allocator, &s), 1);
+        if (is_circular(t->allocator))
+            assert_int_equal(s.requested_bytes, 64);
     }
     /* reset clears the counters */
     assert_int_equal(clheap_heap_reset(t->heap), CLHEAP_SUCCESS);
@@ -448,18 +480,30 @@ static void stats_json_is_complete(void **state)
 static void check_reports_corruption(void **state)
 {
     heap_test *t = *state;
-    if (!is_circular(t->allocator))
+    if (!can_free(t->allocator))
         skip(); /* a bump heap has no per-allocation structure to corrupt */
     clheap_heap_stats s = stats_of(t);
-    /* Overwrite the first chunk's header as a stray kernel write would. */
-    const uint32_t garbage[4] = {0xDEADBEEFu, 0xDEADBEEFu, 0xDEADBEEFu, 0xDEADBEEFu};
-    assert_int_equal(clEnqueueWriteBuffer(t->cl.queue, clheap_heap_buffer(t->heap), CL_TRUE,
-                                          (size_t)s.pool_begin_bytes, sizeof garbage, garbage, 0,
+    size_t offset = (size_t)s.pool_begin_bytes;
+    uint32_t garbage[4] = {0xDEADBEEFu, 0xDEADBEEFu, 0xDEADBEEFu, 0xDEADBEEFu};
+    if (!is_circular(t->allocator)) {
+        /* Clear the top container of the first bitmap, as a stray write would: the
+         * containers below are full, so their bits above must not be clear. */
+        uint32_t header[CLHEAP_HDR_BITMAPS + CLHEAP_BM_DESC_WORDS];
+        assert_int_equal(clEnqueueReadBuffer(t->cl.queue, clheap_heap_buffer(t->heap), CL_TRUE, 0,
+                                             sizeof header, header, 0, NULL, NULL),
+                         CL_SUCCESS);
+        const uint32_t *d = header + CLHEAP_BM_DESC(0);
+        offset = (size_t)d[CLHEAP_BM_UNIT] * 16 + (size_t)d[CLHEAP_BM_LEVEL0 + d[CLHEAP_BM_LEVELS] - 1] * 8;
+        memset(garbage, 0, sizeof garbage);
+    }
+    /* Overwrite the first chunk's header (or the bitmap) as a stray kernel write would. */
+    assert_int_equal(clEnqueueWriteBuffer(t->cl.queue, clheap_heap_buffer(t->heap), CL_TRUE, offset,
+                                          is_circular(t->allocator) ? sizeof garbage : 8, garbage, 0,
                                           NULL, NULL),
                      CL_SUCCESS);
     char what[256] = "";
     assert_int_equal(clheap_heap_check(t->heap, what, sizeof what), CLHEAP_ERROR_HEAP_CORRUPT);
-    assert_non_null(strstr(what, "unit"));
+    assert_true(strstr(what, "unit") || strstr(what, "bitmap"));
     print_message("%s: check found: %s\n", clheap_allocator_name(t->allocator), what);
     assert_int_equal(clheap_heap_reset(t->heap), CLHEAP_SUCCESS);
     assert_heap_ok(t);
@@ -510,7 +554,7 @@ static const struct CMUnitTest heap_tests[] = {
 int main(int argc, char **argv)
 {
     int failures = 0;
-    for (int a = CLHEAP_ATOMIC_MALLOC; a <= CLHEAP_CFMMALLOC; a++) {
+    for (int a = CLHEAP_ATOMIC_MALLOC; a <= CLHEAP_BLOCK_ALLOC; a++) {
         const char *name = clheap_allocator_name((clheap_allocator)a);
         int wanted = argc < 2;
         for (int i = 1; i < argc; i++)

@@ -36,7 +36,9 @@ typedef enum clheap_allocator {
     CLHEAP_CMALLOC = 3,            /* circular list, flag + next words (Alg. 3) */
     CLHEAP_CFMALLOC = 4,           /* ... flag fused into the next word */
     CLHEAP_CMMALLOC = 5,           /* ... one roving offset per compute unit */
-    CLHEAP_CFMMALLOC = 6           /* ... fused and multi */
+    CLHEAP_CFMMALLOC = 6,          /* ... fused and multi */
+    CLHEAP_BITMAP_ALLOC = 7,       /* one slot size, a hierarchical bitmap of free slots */
+    CLHEAP_BLOCK_ALLOC = 8         /* DynaSOAr blocks of <= 64 slots, one size class each */
 } clheap_allocator;
 
 /* Name such as "CMalloc"; NULL for a value that names no allocator. */
@@ -54,6 +56,12 @@ typedef struct clheap_heap_config {
     uint32_t min_chunk_bytes;     /* binary pre-split: smallest level's chunk (default 256) */
     uint32_t uniform_chunk_bytes; /* uniform pre-split: chunk size (default 4096) */
     uint32_t offset_count;        /* multi variants: roving offsets; 0 = CL_DEVICE_MAX_COMPUTE_UNITS */
+    uint32_t slot_bytes;          /* BitmapAlloc: the one slot size (multiple of 16; default 16) */
+    uint32_t frame_bytes;         /* BlockAlloc: frame size (multiple of 16; default 1024); a
+                                     block of class s takes min(64, ceil(64 s / frame)) frames */
+    uint32_t class_count;         /* BlockAlloc: size classes in class_bytes (0: the default list) */
+    uint32_t class_bytes[32];     /* ascending multiples of 16, each <= 64 * frame_bytes;
+                                     a class index is also a typed-object type id */
 } clheap_heap_config;
 
 clheap_heap_config clheap_heap_config_default(void);
@@ -83,6 +91,15 @@ typedef struct clheap_heap_stats {
     double internal_fragmentation; /* eq. 2: mean over allocated regions of (size - request) / size */
     double external_fragmentation; /* eq. 3: 1 - largest free region / all free bytes */
     clheap_heap_errors errors;
+    /* Bitmap allocators */
+    uint64_t stale_hints;        /* upper-level bitmap bits over empty containers, and full
+                                    blocks still marked active: allowed, see clheap_heap_repair */
+    uint32_t class_count;        /* BlockAlloc: size classes */
+    uint32_t class_bytes[32];
+    uint32_t class_capacity[32]; /* slots per block */
+    uint64_t class_blocks[32];   /* allocated blocks per class */
+    uint64_t class_objects[32];  /* live objects per class */
+    double slot_fragmentation;   /* DynaSOAr's metric: unused slots / slots of allocated blocks */
 } clheap_heap_stats;
 
 /* Makes the heap buffer and initialises it on the device (time proportional to the
@@ -130,6 +147,21 @@ clheap_status clheap_heap_calculate_stats(clheap_heap *heap, clheap_heap_stats *
  * cl/clheap_circular.h. Call it between kernels (never while one runs). Returns
  * CLHEAP_ERROR_HEAP_CORRUPT with the first violation in what. */
 clheap_status clheap_heap_check(clheap_heap *heap, char *what, size_t what_len);
+
+/* Bitmap allocators: clears upper-level bitmap bits that stand over empty containers and
+ * active marks of full blocks (both allowed while kernels run; see cl/clheap_bitmap.h),
+ * so that every level agrees exactly with the one below. Reads back and writes the
+ * bitmaps (blocking). Other allocators: nothing to do. *repaired (may be NULL) counts. */
+clheap_status clheap_heap_repair(clheap_heap *heap, uint64_t *repaired);
+
+/* BlockAlloc: runs `kernel` once for every object of size class `class_index` live when
+ * the call is made (objects created meanwhile are not visited). The kernel's argument
+ * blocks_arg gets the block list (__global const uint *) and blocks_arg + 1 the block
+ * count (uint); work-item i serves slot i % 64 of block i / 64: in the kernel,
+ * clheap_parallel_do_object(heap, blocks, count, class, get_global_id(0)) returns the
+ * object or NULL. Set the kernel's other arguments first. local_size 0: 64. */
+clheap_status clheap_heap_parallel_do(clheap_heap *heap, uint32_t class_index, cl_kernel kernel,
+                                      cl_uint blocks_arg, size_t local_size);
 
 /* The stats as one JSON object (see clheap_cache_stats_json for the buffer rules). */
 clheap_status clheap_heap_stats_json(const clheap_heap_stats *stats, char *buf, size_t len,

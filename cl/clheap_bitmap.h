@@ -1,0 +1,284 @@
+/* Lock-free hierarchical bitmap (after DynaSOAr, Springer & Masuhara 2019, sec. 4.1),
+ * redesigned so that no work-item ever waits for another.
+ *
+ * Level 0 holds the bits in 64-bit containers; each level above holds one bit per
+ * container of the level below, meaning "this container may have a set bit".
+ * DynaSOAr keeps the levels consistent by spinning in set/clear until the thread's
+ * own change lands; that spin waits for another work-item, which deadlocks on PoCL.
+ * Here upper levels are hints kept by three rules, all bounded:
+ *   - whoever sets the first bit of a container ORs its bit in the parent (and so on up);
+ *   - whoever clears the last bit of a container ANDs its parent bit off, then re-reads
+ *     the container and ORs the bit back if it refilled meanwhile (fenced on both
+ *     sides, so a concurrent setter's OR and this re-read cannot both miss);
+ *   - a searcher that follows a parent bit to an empty container repairs it the same way.
+ * Invariant when no kernel runs (checked by the host, see heap_walk.c):
+ *   a container that is not empty has its bit set in the parent (at every level).
+ * The converse may not hold: a parent bit can be set over an empty container (a setter's
+ * OR landed after the clearer's re-read). Searchers skip and repair such bits; the host
+ * counts them and clheap_heap_repair clears them.
+ *
+ * A bitmap is described by CLHEAP_BM_DESC_WORDS words in the heap header (see
+ * clheap_layout.h): its first container's unit, its bit count, its level count and the
+ * container index where each level starts. */
+#ifndef CLHEAP_BITMAP_H
+#define CLHEAP_BITMAP_H
+
+#include "clheap_common.h"
+
+#ifdef __OPENCL_C_VERSION__
+#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable
+static CLHEAP_INLINE clheap_u64 clheap_or64(CLHEAP_GLOBAL clheap_u64 *p, clheap_u64 v)
+{
+    return atom_or(p, v);
+}
+static CLHEAP_INLINE clheap_u64 clheap_and64(CLHEAP_GLOBAL clheap_u64 *p, clheap_u64 v)
+{
+    return atom_and(p, v);
+}
+static CLHEAP_INLINE clheap_u32 clheap_popcount64(clheap_u64 v) { return (clheap_u32)popcount(v); }
+static CLHEAP_INLINE clheap_u32 clheap_ctz64(clheap_u64 v) { return 63u - (clheap_u32)clz(v & (0ul - v)); }
+/* Store-then-load ordering across work-items (the re-read rule above needs it). */
+static CLHEAP_INLINE void clheap_fence_full(void) { mem_fence(CLK_GLOBAL_MEM_FENCE); write_mem_fence(CLK_GLOBAL_MEM_FENCE); read_mem_fence(CLK_GLOBAL_MEM_FENCE); }
+#else
+static CLHEAP_INLINE clheap_u64 clheap_or64(clheap_u64 *p, clheap_u64 v)
+{
+    return atomic_fetch_or_explicit(CLHEAP_A64(p), v, memory_order_seq_cst);
+}
+static CLHEAP_INLINE clheap_u64 clheap_and64(clheap_u64 *p, clheap_u64 v)
+{
+    return atomic_fetch_and_explicit(CLHEAP_A64(p), v, memory_order_seq_cst);
+}
+static CLHEAP_INLINE clheap_u32 clheap_popcount64(clheap_u64 v) { return (clheap_u32)__builtin_popcountll(v); }
+static CLHEAP_INLINE clheap_u32 clheap_ctz64(clheap_u64 v) { return (clheap_u32)__builtin_ctzll(v); }
+static CLHEAP_INLINE void clheap_fence_full(void) { atomic_signal_fence(memory_order_seq_cst); }
+#endif
+
+#define CLHEAP_BM_FAIL 0xffffffffu
+#ifndef CLHEAP_BM_FIND_TRIES
+#define CLHEAP_BM_FIND_TRIES 8
+#endif
+
+/* Rotates right: bit r of v becomes bit 0. */
+static CLHEAP_INLINE clheap_u64 clheap_rotr64(clheap_u64 v, clheap_u32 r)
+{
+    r &= 63u;
+    return r ? (v >> r) | (v << (64u - r)) : v;
+}
+
+static CLHEAP_INLINE clheap_u32 clheap_hash32(clheap_u32 x)
+{
+    x ^= x >> 16;
+    x *= 0x7feb352du;
+    x ^= x >> 15;
+    x *= 0x846ca68bu;
+    x ^= x >> 16;
+    return x;
+}
+
+/* The first set bit of v at or after position r, cyclically (v != 0). */
+static CLHEAP_INLINE clheap_u32 clheap_pick_bit(clheap_u64 v, clheap_u32 r)
+{
+    return (clheap_ctz64(clheap_rotr64(v, r)) + r) & 63u;
+}
+
+static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u64 *clheap_bm_container(CLHEAP_GLOBAL clheap_u32 *h,
+                                                                   clheap_u32 desc, clheap_u32 level,
+                                                                   clheap_u32 index)
+{
+    CLHEAP_GLOBAL clheap_u64 *base =
+        (CLHEAP_GLOBAL clheap_u64 *)(h + (clheap_size)h[desc + CLHEAP_BM_UNIT] * 4u);
+    return base + h[desc + CLHEAP_BM_LEVEL0 + level] + index;
+}
+
+/* Sets bit `index` of `level` and, while the container it landed in was empty, the bits
+ * above it. Returns the container's previous value. */
+static CLHEAP_INLINE clheap_u64 clheap_bm_set_at(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc,
+                                                 clheap_u32 level, clheap_u32 index)
+{
+    clheap_u32 top = h[desc + CLHEAP_BM_LEVELS] - 1u;
+    clheap_u64 first = 0;
+    for (clheap_u32 l = level;; l++, index >>= 6) {
+        clheap_u64 old = clheap_or64(clheap_bm_container(h, desc, l, index >> 6),
+                                     (clheap_u64)1 << (index & 63u));
+        if (l == level)
+            first = old;
+        if (old != 0 || l == top)
+            return first;
+        clheap_fence_full();
+    }
+}
+
+/* The container (level, index) was seen empty: clear its bit in the levels above, with
+ * the re-read that restores it if the container refilled. */
+static CLHEAP_INLINE void clheap_bm_clear_above(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc,
+                                                clheap_u32 level, clheap_u32 index)
+{
+    clheap_u32 top = h[desc + CLHEAP_BM_LEVELS] - 1u;
+    for (; level < top; level++, index >>= 6) {
+        clheap_u64 bit = (clheap_u64)1 << (index & 63u);
+        clheap_u64 old = clheap_and64(clheap_bm_container(h, desc, level + 1u, index >> 6), ~bit);
+        /* An atomic read-modify-write reads the latest value, so this re-read and a
+         * setter's OR (which precedes its OR of our parent bit) cannot both miss. */
+        if (clheap_or64(clheap_bm_container(h, desc, level, index), 0) != 0) {
+            clheap_bm_set_at(h, desc, level + 1u, index); /* refilled: put it back */
+            return;
+        }
+        if ((old & ~bit) != 0)
+            return; /* the parent still has other bits */
+    }
+}
+
+/* Sets bit pos; returns 1 if this call changed it from 0. */
+static CLHEAP_INLINE int clheap_bm_try_set(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc, clheap_u32 pos)
+{
+    return !((clheap_bm_set_at(h, desc, 0u, pos) >> (pos & 63u)) & 1u);
+}
+
+/* Clears bit pos; returns 1 if this call changed it from 1. */
+static CLHEAP_INLINE int clheap_bm_try_clear(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc, clheap_u32 pos)
+{
+    clheap_u64 bit = (clheap_u64)1 << (pos & 63u);
+    clheap_u64 old = clheap_and64(clheap_bm_container(h, desc, 0u, pos >> 6), ~bit);
+    if (old == bit) {
+        clheap_fence_full();
+        clheap_bm_clear_above(h, desc, 0u, pos >> 6);
+    }
+    return (old & bit) != 0;
+}
+
+static CLHEAP_INLINE int clheap_bm_get(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc, clheap_u32 pos)
+{
+    return (int)((clheap_load64(clheap_bm_container(h, desc, 0u, pos >> 6)) >> (pos & 63u)) & 1u);
+}
+
+/* Descends from the top to a level-0 container that had a set bit, choosing among set
+ * bits by rotating with `seed` (DynaSOAr's bitmap rotation, so that work-items spread
+ * over containers). Returns the container index at level 0 and its value, or FAIL.
+ * Empty containers met on the way are repaired. Bounded by CLHEAP_BM_FIND_TRIES. */
+static CLHEAP_INLINE clheap_u32 clheap_bm_find_container(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc,
+                                                         clheap_u32 seed, clheap_u64 *value)
+{
+    clheap_u32 top = h[desc + CLHEAP_BM_LEVELS] - 1u;
+    for (clheap_u32 attempt = 0; attempt < CLHEAP_BM_FIND_TRIES; attempt++) {
+        clheap_u32 index = 0, l = top;
+        clheap_u32 r = clheap_hash32(seed + attempt * 0x9E3779B9u);
+        for (;;) {
+            clheap_u64 v = clheap_load64(clheap_bm_container(h, desc, l, index));
+            if (v == 0) {
+                if (l == top)
+                    return CLHEAP_BM_FAIL; /* nothing set anywhere */
+                clheap_bm_clear_above(h, desc, l, index);
+                break; /* stale hint repaired: descend again */
+            }
+            if (l == 0) {
+                *value = v;
+                return index;
+            }
+            index = index * 64u + clheap_pick_bit(v, r >> ((l * 6u) & 31u));
+            l--;
+        }
+    }
+    return CLHEAP_BM_FAIL;
+}
+
+/* The position of some set bit, or FAIL (it may be cleared by the time it is used). */
+static CLHEAP_INLINE clheap_u32 clheap_bm_try_find_set(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc,
+                                                       clheap_u32 seed)
+{
+    clheap_u64 v;
+    clheap_u32 c = clheap_bm_find_container(h, desc, seed, &v);
+    return c == CLHEAP_BM_FAIL ? c : c * 64u + clheap_pick_bit(v, clheap_hash32(seed) >> 26);
+}
+
+/* Finds a set bit and clears it; returns its position, or FAIL after bounded tries. */
+static CLHEAP_INLINE clheap_u32 clheap_bm_try_find_and_clear(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc,
+                                                             clheap_u32 seed)
+{
+    for (clheap_u32 attempt = 0; attempt < CLHEAP_BM_FIND_TRIES; attempt++) {
+        clheap_u64 v;
+        clheap_u32 s = seed + attempt * 0x632BE5ABu;
+        clheap_u32 c = clheap_bm_find_container(h, desc, s, &v);
+        if (c == CLHEAP_BM_FAIL)
+            return c;
+        clheap_u32 bit = clheap_pick_bit(v, clheap_hash32(s) >> 26);
+        clheap_u64 mask = (clheap_u64)1 << bit;
+        clheap_u64 old = clheap_and64(clheap_bm_container(h, desc, 0u, c), ~mask);
+        if (old == mask) {
+            clheap_fence_full();
+            clheap_bm_clear_above(h, desc, 0u, c);
+        }
+        if (old & mask)
+            return c * 64u + bit;
+    }
+    return CLHEAP_BM_FAIL;
+}
+
+/* Clears a run of `count` (1..64) set bits inside one level-0 container; returns the
+ * first position, or FAIL. Used to take contiguous frames for a block. */
+static CLHEAP_INLINE clheap_u32 clheap_bm_try_take_run(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc,
+                                                       clheap_u32 count, clheap_u32 seed)
+{
+    for (clheap_u32 attempt = 0; attempt < CLHEAP_BM_FIND_TRIES; attempt++) {
+        clheap_u64 v;
+        clheap_u32 s = seed + attempt * 0x632BE5ABu;
+        clheap_u32 c = clheap_bm_find_container(h, desc, s, &v);
+        if (c == CLHEAP_BM_FAIL)
+            return c;
+        /* starts: bit i set iff bits i .. i+count-1 are all set */
+        clheap_u64 starts = v;
+        for (clheap_u32 k = 1u; k < count && starts; k++)
+            starts &= v >> k;
+        if (count > 1u)
+            starts &= ~(clheap_u64)0 >> (count - 1u);
+        if (!starts)
+            continue; /* fragmented container: try another */
+        clheap_u32 first = clheap_pick_bit(starts, clheap_hash32(s) >> 26);
+        clheap_u64 run = (count == 64u ? ~(clheap_u64)0 : (((clheap_u64)1 << count) - 1u)) << first;
+        CLHEAP_GLOBAL clheap_u64 *word = clheap_bm_container(h, desc, 0u, c);
+        if (clheap_cas64(word, v, v & ~run) != v)
+            continue;
+        if ((v & ~run) == 0) {
+            clheap_fence_full();
+            clheap_bm_clear_above(h, desc, 0u, c);
+        }
+        return c * 64u + first;
+    }
+    return CLHEAP_BM_FAIL;
+}
+
+/* Sets a run of count bits inside one container (the inverse of try_take_run). */
+static CLHEAP_INLINE void clheap_bm_put_run(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc, clheap_u32 pos,
+                                            clheap_u32 count)
+{
+    clheap_u64 run = (count == 64u ? ~(clheap_u64)0 : (((clheap_u64)1 << count) - 1u)) << (pos & 63u);
+    clheap_u64 old = clheap_or64(clheap_bm_container(h, desc, 0u, pos >> 6), run);
+    if (old == 0) {
+        clheap_fence_full();
+        clheap_bm_set_at(h, desc, 1u, pos >> 6);
+    }
+}
+
+/* Initialisation: container `i` of all levels (one work-item each) set to `fill`
+ * (all bits of the level that exist) or 0. */
+static CLHEAP_INLINE void clheap_bm_init_container(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc,
+                                                   clheap_u32 i, int fill)
+{
+    clheap_u32 levels = h[desc + CLHEAP_BM_LEVELS];
+    clheap_u32 bits = h[desc + CLHEAP_BM_BITS];
+    for (clheap_u32 l = 0; l < levels; l++) {
+        clheap_u32 containers = (bits + 63u) / 64u;
+        if (i < containers) {
+            clheap_u64 v = 0;
+            if (fill) {
+                clheap_u32 here = bits - i * 64u;
+                v = here >= 64u ? ~(clheap_u64)0 : (((clheap_u64)1 << here) - 1u);
+            }
+            clheap_store64(clheap_bm_container(h, desc, l, i), v);
+            return;
+        }
+        i -= containers;
+        bits = containers;
+    }
+}
+
+#endif

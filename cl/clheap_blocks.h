@@ -1,0 +1,346 @@
+/* Bitmap allocators over hierarchical bitmaps (cl/clheap_bitmap.h):
+ *
+ * BitmapAlloc: the pool is slots of one size (chosen at heap creation); a bitmap marks
+ * free slots; malloc finds-and-clears a bit, free sets it (double frees are seen).
+ *
+ * Block allocator (DynaSOAr, Springer & Masuhara 2019, sec. 3): the pool is frames of a
+ * fixed size; a block of size class c takes FRAMES(c) contiguous frames (inside one
+ * 64-bit container of the free-frame bitmap, so one CAS takes them all) and holds
+ * CAPACITY(c) <= 64 slots of the class's size. Per class, an allocated-block bitmap lists
+ * its blocks (parallel_do enumerates them) and an active-block bitmap lists those not
+ * full (malloc's fast path). Per frame, a header at a fixed offset holds the class, the
+ * block's first frame, the allocation bitmap and the iteration bitmap.
+ *
+ *   malloc  fast path: pick an active block of the class (bitmap rotation by work-item
+ *           and retry), reserve a free slot with one atomic OR; if that filled the
+ *           block, deactivate it; then re-read the class and roll back if the block was
+ *           reclaimed and reused for another class meanwhile (DynaSOAr appendix A.3).
+ *           After CLHEAP_BLOCK_FAST_TRIES misses: slow path, take frames and initialise a
+ *           block (class first, fence, then the allocation bitmap).
+ *   free    clear the slot's bit; if the block was full, activate it; if it is now empty,
+ *           invalidate it (set every slot bit; roll back if a slot was taken meanwhile)
+ *           and return its frames.
+ * No step waits for another work-item. DynaSOAr's set/clear spin in two places; here:
+ *   - deactivating a full block is followed by a re-read of its allocation bitmap, and
+ *     the block is re-activated if a free landed meanwhile, so at kernel end every
+ *     allocated block that is not full is active (a full block may still be marked
+ *     active; malloc skips it and clears the mark);
+ *   - bitmap hierarchy updates follow cl/clheap_bitmap.h's rules. */
+#ifndef CLHEAP_BLOCKS_H
+#define CLHEAP_BLOCKS_H
+
+#include "clheap_bitmap.h"
+
+#ifndef CLHEAP_BLOCK_FAST_TRIES
+#define CLHEAP_BLOCK_FAST_TRIES 4
+#endif
+#ifndef CLHEAP_BLOCK_SLOW_TRIES
+#define CLHEAP_BLOCK_SLOW_TRIES 4
+#endif
+
+/* ---- BitmapAlloc ------------------------------------------------------------------ */
+
+static CLHEAP_INLINE clheap_u32 clheap_bitmap_malloc_unit(CLHEAP_GLOBAL clheap_u32 *h, clheap_size bytes,
+                                                          clheap_u32 seed)
+{
+    clheap_u32 slot_units = h[CLHEAP_HDR_SLOT_UNITS];
+    if (bytes == 0 || bytes > (clheap_size)slot_units * CLHEAP_UNIT) {
+        clheap_count_error(h, CLHEAP_HDR_ERR_BAD_SIZE);
+        return 0u;
+    }
+    clheap_u32 slot = clheap_bm_try_find_and_clear(h, CLHEAP_BM_FREE, seed);
+    if (slot == CLHEAP_BM_FAIL) {
+        clheap_count_error(h, CLHEAP_HDR_ERR_OUT_OF_MEMORY);
+        return 0u;
+    }
+    return h[CLHEAP_HDR_POOL_START] + slot * slot_units;
+}
+
+static CLHEAP_INLINE void clheap_bitmap_free(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL void *ptr)
+{
+    if (!ptr)
+        return;
+    clheap_u32 first = h[CLHEAP_HDR_POOL_START], slot_units = h[CLHEAP_HDR_SLOT_UNITS];
+    clheap_u32 unit = clheap_unit_of_free(h, ptr, first, first + h[CLHEAP_BM_FREE + CLHEAP_BM_BITS] * slot_units);
+    if (!unit)
+        return;
+    if ((unit - first) % slot_units) {
+        clheap_count_error(h, CLHEAP_HDR_ERR_FREE_NOT_CHUNK);
+        return;
+    }
+    if (!clheap_bm_try_set(h, CLHEAP_BM_FREE, (unit - first) / slot_units))
+        clheap_count_error(h, CLHEAP_HDR_ERR_DOUBLE_FREE);
+}
+
+/* ---- blocks ----------------------------------------------------------------------- */
+
+static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u32 *clheap_block_header(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame)
+{
+    return h + ((clheap_size)h[CLHEAP_HDR_BLOCK_HEADERS] + (clheap_size)frame * CLHEAP_BLOCK_HEADER_UNITS) * 4u;
+}
+
+static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u64 *clheap_block_alloc_bits(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame)
+{
+    return (CLHEAP_GLOBAL clheap_u64 *)(clheap_block_header(h, frame) + CLHEAP_BLOCK_WORD_ALLOC);
+}
+
+static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u64 *clheap_block_iter_bits(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame)
+{
+    return (CLHEAP_GLOBAL clheap_u64 *)(clheap_block_header(h, frame) + CLHEAP_BLOCK_WORD_ITER);
+}
+
+/* Bits of the slots a block of class c really has. */
+static CLHEAP_INLINE clheap_u64 clheap_class_slots(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c)
+{
+    clheap_u32 capacity = h[CLHEAP_HDR_CLASS_CAPACITY + c];
+    return capacity == 64u ? ~(clheap_u64)0 : (((clheap_u64)1 << capacity) - 1u);
+}
+
+/* The smallest class whose slots hold `bytes`, or CLHEAP_MAX_CLASSES. */
+static CLHEAP_INLINE clheap_u32 clheap_class_for(CLHEAP_GLOBAL clheap_u32 *h, clheap_size bytes)
+{
+    clheap_u32 count = h[CLHEAP_HDR_CLASS_COUNT];
+    for (clheap_u32 c = 0; c < count; c++)
+        if (bytes <= h[CLHEAP_HDR_CLASS_BYTES + c])
+            return c;
+    return CLHEAP_MAX_CLASSES;
+}
+
+/* Unit of slot `slot` of the block starting at `frame` of class c. */
+static CLHEAP_INLINE clheap_u32 clheap_slot_unit(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame, clheap_u32 c,
+                                                 clheap_u32 slot)
+{
+    return h[CLHEAP_HDR_POOL_START] + frame * h[CLHEAP_HDR_FRAME_UNITS] +
+           slot * (h[CLHEAP_HDR_CLASS_BYTES + c] / CLHEAP_UNIT);
+}
+
+/* A full block was deactivated: if a free landed meanwhile, activate it again. */
+static CLHEAP_INLINE void clheap_block_deactivate(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame, clheap_u32 c)
+{
+    clheap_bm_try_clear(h, CLHEAP_BM_ACTIVE(c), frame);
+    if (~clheap_or64(clheap_block_alloc_bits(h, frame), 0) != 0)
+        clheap_bm_try_set(h, CLHEAP_BM_ACTIVE(c), frame);
+}
+
+static CLHEAP_INLINE void clheap_block_release_slots(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame,
+                                                     clheap_u32 c, clheap_u64 bits);
+
+/* Tries to reserve up to `want` slots of class c in the block at `frame`; returns the
+ * bits reserved (0 if none: full, invalidated, or reused for another class). */
+static CLHEAP_INLINE clheap_u64 clheap_block_reserve(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame, clheap_u32 c,
+                                                     clheap_u32 want, clheap_u32 seed)
+{
+    CLHEAP_GLOBAL clheap_u64 *alloc = clheap_block_alloc_bits(h, frame);
+    clheap_u64 v = clheap_load64(alloc);
+    clheap_u64 free_bits = ~v;
+    if (!free_bits)
+        return 0;
+    clheap_u64 mask;
+    if (want == 1u) {
+        mask = (clheap_u64)1 << clheap_pick_bit(free_bits, seed);
+    } else { /* the first `want` free bits */
+        mask = 0;
+        for (clheap_u32 k = 0; k < want && free_bits; k++) {
+            clheap_u64 lowest = free_bits & (0 - free_bits);
+            mask |= lowest;
+            free_bits &= free_bits - 1u;
+        }
+    }
+    clheap_u64 old = clheap_or64(alloc, mask);
+    clheap_u64 got = mask & ~old;
+    if (!got)
+        return 0;
+    if ((old | got) == ~(clheap_u64)0)
+        clheap_block_deactivate(h, frame, c);
+    /* The block may have been reclaimed and reinitialised for another class between our
+     * choice and our OR; its class was written before its bitmap (with a fence). */
+    clheap_fence_acquire();
+    if (clheap_load32(clheap_block_header(h, frame) + CLHEAP_BLOCK_WORD_CLASS) != c + 1u) {
+        clheap_u32 actual = clheap_load32(clheap_block_header(h, frame) + CLHEAP_BLOCK_WORD_CLASS);
+        if (actual != 0u)
+            clheap_block_release_slots(h, frame, actual - 1u, got);
+        return 0;
+    }
+    return got;
+}
+
+/* Returns a block's frames to the free-frame bitmap once it is empty and invalidated. */
+static CLHEAP_INLINE void clheap_block_reclaim(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame, clheap_u32 c)
+{
+    clheap_bm_try_clear(h, CLHEAP_BM_ACTIVE(c), frame);
+    clheap_bm_try_clear(h, CLHEAP_BM_ALLOCATED(c), frame);
+    clheap_store32(clheap_block_header(h, frame) + CLHEAP_BLOCK_WORD_CLASS, 0u);
+    clheap_fence_release();
+    clheap_bm_put_run(h, CLHEAP_BM_FREE, frame, h[CLHEAP_HDR_CLASS_FRAMES + c]);
+}
+
+/* Frees `bits` (all set) of the block at `frame` of class c: activation, invalidation. */
+static CLHEAP_INLINE void clheap_block_release_slots(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame,
+                                                     clheap_u32 c, clheap_u64 bits)
+{
+    CLHEAP_GLOBAL clheap_u64 *alloc = clheap_block_alloc_bits(h, frame);
+    clheap_u64 slots = clheap_class_slots(h, c);
+    clheap_u64 old = clheap_and64(alloc, ~bits);
+    if (old == ~(clheap_u64)0)
+        clheap_bm_try_set(h, CLHEAP_BM_ACTIVE(c), frame); /* was full: findable again */
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (((old & ~bits) & slots) != 0)
+            return; /* not empty */
+        /* Empty: invalidate by taking every slot. Success iff none was taken meanwhile. */
+        clheap_u64 before = clheap_or64(alloc, slots);
+        if ((before & slots) == 0) {
+            clheap_block_reclaim(h, frame, c);
+            return;
+        }
+        /* Roll back exactly the bits we set; if that empties the block again, retry. */
+        clheap_u64 ours = slots & ~before;
+        old = clheap_and64(alloc, ~ours);
+        bits = ours;
+        if (old == ~(clheap_u64)0 && ours)
+            clheap_bm_try_set(h, CLHEAP_BM_ACTIVE(c), frame);
+    }
+}
+
+/* Slow path: take frames for a new block of class c and reserve `want` slots in it. */
+static CLHEAP_INLINE clheap_u32 clheap_block_new(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 want,
+                                                 clheap_u32 seed, clheap_u64 *got)
+{
+    clheap_u32 frames = h[CLHEAP_HDR_CLASS_FRAMES + c];
+    clheap_u32 frame = clheap_bm_try_take_run(h, CLHEAP_BM_FREE, frames, seed);
+    if (frame == CLHEAP_BM_FAIL)
+        return CLHEAP_BM_FAIL;
+    for (clheap_u32 f = 1u; f < frames; f++)
+        clheap_store32(clheap_block_header(h, frame + f) + CLHEAP_BLOCK_WORD_OWNER, frame);
+    CLHEAP_GLOBAL clheap_u32 *header = clheap_block_header(h, frame);
+    clheap_store32(header + CLHEAP_BLOCK_WORD_OWNER, frame);
+    clheap_store32(header + CLHEAP_BLOCK_WORD_CLASS, c + 1u);
+    clheap_store64(clheap_block_iter_bits(h, frame), 0);
+    clheap_fence_release(); /* the class is visible before any slot is */
+    /* Reserve our slots as we open the block: the first `want` slots are ours. */
+    clheap_u64 slots = clheap_class_slots(h, c);
+    clheap_u64 mine = 0, rest = slots;
+    for (clheap_u32 k = 0; k < want && rest; k++) {
+        mine |= rest & (0 - rest);
+        rest &= rest - 1u;
+    }
+    clheap_store64(clheap_block_alloc_bits(h, frame), ~slots | mine);
+    clheap_fence_release();
+    clheap_bm_try_set(h, CLHEAP_BM_ALLOCATED(c), frame);
+    if (rest)
+        clheap_bm_try_set(h, CLHEAP_BM_ACTIVE(c), frame);
+    *got = mine;
+    return frame;
+}
+
+/* Reserves up to `want` (1..64) slots of class c; returns the block's first frame and
+ * the reserved bits in *got, or FAIL with *got = 0. */
+static CLHEAP_INLINE clheap_u32 clheap_block_reserve_any(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c,
+                                                         clheap_u32 want, clheap_u32 seed, clheap_u64 *got)
+{
+    for (clheap_u32 attempt = 0; attempt < CLHEAP_BLOCK_FAST_TRIES; attempt++) {
+        clheap_u32 s = seed + attempt * 0x9E3779B9u;
+        clheap_u32 frame = clheap_bm_try_find_set(h, CLHEAP_BM_ACTIVE(c), s);
+        if (frame == CLHEAP_BM_FAIL)
+            break;
+        *got = clheap_block_reserve(h, frame, c, want, clheap_hash32(s) >> 26);
+        if (*got)
+            return frame;
+        /* Full (or stale): if it is full, its active mark is stale; repair it. */
+        if (clheap_load64(clheap_block_alloc_bits(h, frame)) == ~(clheap_u64)0)
+            clheap_block_deactivate(h, frame, c);
+    }
+    for (clheap_u32 attempt = 0; attempt < CLHEAP_BLOCK_SLOW_TRIES; attempt++) {
+        clheap_u32 frame = clheap_block_new(h, c, want, seed + 0x51ED27u * (attempt + 1u), got);
+        if (frame != CLHEAP_BM_FAIL)
+            return frame;
+        /* No free frames: one last look for an active block someone opened meanwhile. */
+        frame = clheap_bm_try_find_set(h, CLHEAP_BM_ACTIVE(c), seed ^ 0xABCDu * (attempt + 1u));
+        if (frame != CLHEAP_BM_FAIL) {
+            *got = clheap_block_reserve(h, frame, c, want, clheap_hash32(seed + attempt) >> 26);
+            if (*got)
+                return frame;
+        }
+    }
+    *got = 0;
+    return CLHEAP_BM_FAIL;
+}
+
+static CLHEAP_INLINE clheap_u32 clheap_blocks_malloc_unit(CLHEAP_GLOBAL clheap_u32 *h, clheap_size bytes,
+                                                          clheap_u32 seed)
+{
+    clheap_u32 c = bytes ? clheap_class_for(h, bytes) : CLHEAP_MAX_CLASSES;
+    if (c == CLHEAP_MAX_CLASSES) {
+        clheap_count_error(h, CLHEAP_HDR_ERR_BAD_SIZE);
+        return 0u;
+    }
+    clheap_u64 got;
+    clheap_u32 frame = clheap_block_reserve_any(h, c, 1u, seed, &got);
+    if (frame == CLHEAP_BM_FAIL) {
+        clheap_count_error(h, CLHEAP_HDR_ERR_OUT_OF_MEMORY);
+        return 0u;
+    }
+    return clheap_slot_unit(h, frame, c, clheap_ctz64(got));
+}
+
+/* Locates the block and slot a pointer names; 0 (and an error counted) if it names none. */
+static CLHEAP_INLINE int clheap_block_locate(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL void *ptr,
+                                             clheap_u32 *frame_out, clheap_u32 *class_out, clheap_u32 *slot_out)
+{
+    clheap_u32 first = h[CLHEAP_HDR_POOL_START], frame_units = h[CLHEAP_HDR_FRAME_UNITS];
+    clheap_u32 frames = h[CLHEAP_HDR_FRAME_COUNT];
+    clheap_u32 unit = clheap_unit_of_free(h, ptr, first, first + frames * frame_units);
+    if (!unit)
+        return 0;
+    clheap_u32 frame = clheap_load32(clheap_block_header(h, (unit - first) / frame_units) + CLHEAP_BLOCK_WORD_OWNER);
+    clheap_u32 cls = frame < frames ? clheap_load32(clheap_block_header(h, frame) + CLHEAP_BLOCK_WORD_CLASS) : 0u;
+    if (cls == 0u || cls > h[CLHEAP_HDR_CLASS_COUNT]) {
+        clheap_count_error(h, CLHEAP_HDR_ERR_DOUBLE_FREE); /* its block was freed */
+        return 0;
+    }
+    clheap_u32 slot_units = h[CLHEAP_HDR_CLASS_BYTES + cls - 1u] / CLHEAP_UNIT;
+    clheap_u32 offset = unit - first - frame * frame_units;
+    if (offset % slot_units || offset / slot_units >= h[CLHEAP_HDR_CLASS_CAPACITY + cls - 1u]) {
+        clheap_count_error(h, CLHEAP_HDR_ERR_FREE_NOT_CHUNK);
+        return 0;
+    }
+    *frame_out = frame;
+    *class_out = cls - 1u;
+    *slot_out = offset / slot_units;
+    return 1;
+}
+
+static CLHEAP_INLINE void clheap_blocks_free(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL void *ptr)
+{
+    clheap_u32 frame, c, slot;
+    if (!ptr || !clheap_block_locate(h, ptr, &frame, &c, &slot))
+        return;
+    clheap_u64 bit = (clheap_u64)1 << slot;
+    if (!(clheap_load64(clheap_block_alloc_bits(h, frame)) & bit)) {
+        clheap_count_error(h, CLHEAP_HDR_ERR_DOUBLE_FREE);
+        return;
+    }
+    clheap_block_release_slots(h, frame, c, bit);
+}
+
+/* ---- initialisation (one work-item per frame, and per bitmap container) ----------- */
+
+static CLHEAP_INLINE void clheap_blocks_init_frame(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame)
+{
+    if (frame >= h[CLHEAP_HDR_FRAME_COUNT])
+        return;
+    CLHEAP_GLOBAL clheap_u32 *header = clheap_block_header(h, frame);
+    clheap_store32(header + CLHEAP_BLOCK_WORD_CLASS, 0u);
+    clheap_store32(header + CLHEAP_BLOCK_WORD_OWNER, frame);
+    clheap_store64(clheap_block_alloc_bits(h, frame), ~(clheap_u64)0); /* free frame: nothing reservable */
+    clheap_store64(clheap_block_iter_bits(h, frame), 0);
+}
+
+/* ---- typed objects: SOA layout and enumeration ------------------------------------- *
+ * A block of class c holds CAPACITY(c) objects. Stored as structure-of-arrays, field k of
+ * slot s lives at  block_base + capacity * (bytes of fields 0..k-1) + s * sizeof(field k).
+ * clheap_block_base / clheap_slot_index turn an object pointer from clheap_malloc into
+ * the block's base and the slot, so a kernel can store an object field by field. */
+#define CLHEAP_SOA_FIELD(type, block_base, capacity, prefix_bytes, slot) \
+    ((CLHEAP_GLOBAL type *)((CLHEAP_GLOBAL unsigned char *)(block_base) + (clheap_size)(capacity) * (prefix_bytes)) + (slot))
+
+#endif
