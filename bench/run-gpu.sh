@@ -29,11 +29,12 @@ step() { # step NAME TIMEOUT COMMAND...: runs one step, logs it, never stops the
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 clinfo_line=$(date -u +%F)
 echo "date: $clinfo_line"
-step test_heap 200 "$build/tests/test_heap"
+step test_heap 150 "$build/tests/test_heap"
+step test_blocks 90 "$build/tests/test_blocks"
 step test_cache 60 "$build/tests/test_cache"
-step fragmentation 60 "$build/examples/clheap-fragmentation"
+step fragmentation 30 "$build/examples/clheap-fragmentation"
 step demo 30 "$build/examples/clheap-demo"
-step bench_registers 60 "$build/bench/clheap-bench" --csv "$out" registers
-step bench_throughput 240 "$build/bench/clheap-bench" --csv "$out" throughput
-step bench_cache 60 "$build/bench/clheap-bench" --csv "$out" cache
+step bench_registers 45 "$build/bench/clheap-bench" --csv "$out" registers
+step bench_throughput 210 "$build/bench/clheap-bench" --csv "$out" throughput
+step bench_cache 45 "$build/bench/clheap-bench" --csv "$out" cache
 exit $status

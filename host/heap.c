@@ -38,6 +38,16 @@ cl_mem clheap_heap_buffer(const clheap_heap *heap)
     return heap ? heap->buffer : NULL;
 }
 
+clheap_status clheap_heap_pool_range(const clheap_heap *heap, uint64_t *begin, uint64_t *bytes)
+{
+    if (!heap || !begin || !bytes)
+        return CLHEAP_ERROR_INVALID_ARGUMENT;
+    const uint32_t *h = heap->layout.header;
+    *begin = (uint64_t)h[CLHEAP_HDR_POOL_START] * CLHEAP_UNIT_BYTES;
+    *bytes = (uint64_t)(h[CLHEAP_HDR_POOL_END] - h[CLHEAP_HDR_POOL_START]) * CLHEAP_UNIT_BYTES;
+    return CLHEAP_SUCCESS;
+}
+
 clheap_allocator clheap_heap_allocator(const clheap_heap *heap)
 {
     return heap ? heap->config.allocator : (clheap_allocator)0;

@@ -115,6 +115,9 @@ clheap_status clheap_heap_destroy(clheap_heap *heap);
 clheap_status clheap_heap_reset(clheap_heap *heap);
 
 cl_mem clheap_heap_buffer(const clheap_heap *heap);
+
+/* Where allocations can lie in the buffer, in bytes: cheap (no device access). */
+clheap_status clheap_heap_pool_range(const clheap_heap *heap, uint64_t *begin, uint64_t *bytes);
 clheap_allocator clheap_heap_allocator(const clheap_heap *heap);
 
 /* The allocator's OpenCL C source (cl/clheap.cl and what it includes, as one string):
