@@ -214,34 +214,44 @@ static CLHEAP_INLINE clheap_u32 clheap_bm_try_find_and_clear(CLHEAP_GLOBAL clhea
 }
 
 /* Clears a run of `count` (1..64) set bits inside one level-0 container; returns the
- * first position, or FAIL. Used to take contiguous frames for a block. */
+ * first position, or FAIL. Used to take contiguous frames for a block. Runs start at
+ * multiples of `count` when one is free (so a container packs 64 / count runs, where
+ * arbitrary starts would leave gaps no run fits in), else at the lowest free start.
+ * A lost CAS is retried against the value it returned, a few times. */
 static CLHEAP_INLINE clheap_u32 clheap_bm_try_take_run(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc,
                                                        clheap_u32 count, clheap_u32 seed)
 {
+    clheap_u64 aligned = 0;
+    for (clheap_u32 k = 0; k + count <= 64u; k += count)
+        aligned |= (clheap_u64)1 << k;
+    clheap_u64 ones = count == 64u ? ~(clheap_u64)0 : (((clheap_u64)1 << count) - 1u);
     for (clheap_u32 attempt = 0; attempt < CLHEAP_BM_FIND_TRIES; attempt++) {
         clheap_u64 v;
         clheap_u32 s = seed + attempt * 0x632BE5ABu;
         clheap_u32 c = clheap_bm_find_container(h, desc, s, &v);
         if (c == CLHEAP_BM_FAIL)
             return c;
-        /* starts: bit i set iff bits i .. i+count-1 are all set */
-        clheap_u64 starts = v;
-        for (clheap_u32 k = 1u; k < count && starts; k++)
-            starts &= v >> k;
-        if (count > 1u)
-            starts &= ~(clheap_u64)0 >> (count - 1u);
-        if (!starts)
-            continue; /* fragmented container: try another */
-        clheap_u32 first = clheap_pick_bit(starts, clheap_hash32(s) >> 26);
-        clheap_u64 run = (count == 64u ? ~(clheap_u64)0 : (((clheap_u64)1 << count) - 1u)) << first;
         CLHEAP_GLOBAL clheap_u64 *word = clheap_bm_container(h, desc, 0u, c);
-        if (clheap_cas64(word, v, v & ~run) != v)
-            continue;
-        if ((v & ~run) == 0) {
-            clheap_fence_full();
-            clheap_bm_clear_above(h, desc, 0u, c);
+        for (int retry = 0; retry < 4 && v; retry++) {
+            /* starts: bit i set iff bits i .. i+count-1 are all set */
+            clheap_u64 starts = v;
+            for (clheap_u32 k = 1u; k < count && starts; k++)
+                starts &= v >> k;
+            if (count > 1u)
+                starts &= ~(clheap_u64)0 >> (count - 1u);
+            if (!starts)
+                break; /* fragmented container: try another */
+            clheap_u64 preferred = starts & aligned ? starts & aligned : starts;
+            clheap_u32 first = clheap_ctz64(preferred);
+            clheap_u64 run = ones << first;
+            clheap_u64 seen = clheap_cas64(word, v, v & ~run);
+            if (seen == v) {
+                if ((v & ~run) == 0)
+                    clheap_bm_clear_above(h, desc, 0u, c);
+                return c * 64u + first;
+            }
+            v = seen; /* someone else took frames here: look again at what is left */
         }
-        return c * 64u + first;
     }
     return CLHEAP_BM_FAIL;
 }

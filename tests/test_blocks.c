@@ -249,6 +249,16 @@ static void blocks_are_reused_across_size_classes(void **state)
     assert_true(s.class_blocks[large] > 0);
     assert_true(s.free_chunks < 64); /* less than one block of the large class is left */
     free_all(t, units, items * 8);
+    /* Blocks of 16 frames (256 B class) pack containers without gaps: runs start at
+     * multiples of 16, so filling leaves less than one block's frames unused. */
+    size_t n_mid = fill_with(t, units, items, 8, 256);
+    s = stats_of(t);
+    uint32_t mid = class_of(&s, 256);
+    print_message("256 B: %zu objects in %llu blocks; %llu frames free\n", n_mid,
+                  (unsigned long long)s.class_blocks[mid], (unsigned long long)s.free_chunks);
+    assert_int_equal(s.class_objects[mid], n_mid);
+    assert_true(s.free_chunks < 16);
+    free_all(t, units, items * 8);
     clReleaseMemObject(units);
 }
 
