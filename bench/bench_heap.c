@@ -73,6 +73,7 @@ static int open_heap(bench_env *env, clheap_allocator a, uint64_t bytes, uint32_
                      heap_run *r)
 {
     clheap_heap_config config = clheap_heap_config_default();
+    config.no_warp_coalescing = group; /* the work-group row measures work-group coalescing alone */
     config.allocator = a;
     config.size_bytes = bytes;
     config.slot_bytes = (request + 15) / 16 * 16; /* BitmapAlloc: slots of the request size */
@@ -182,7 +183,11 @@ int bench_throughput(bench_env *env)
                 bench_min_max(tm, runs, &m_min, &m_max);
                 bench_min_max(tf, runs, &f_min, &f_max);
                 double m = bench_median(tm, runs), f = bench_median(tf, runs);
-                const char *name = group ? "BlockAlloc+group" : clheap_allocator_name((clheap_allocator)a);
+                char options[128] = "";
+                clheap_heap_build_options(r.heap, options, sizeof options);
+                const char *name = group ? "BlockAlloc+group"
+                                   : strstr(options, "HAVE_PTX") ? "BlockAlloc+warp"
+                                                                 : clheap_allocator_name((clheap_allocator)a);
                 if (wrong) {
                     printf("  %-16s %9zu %6u   WRONG: overlapping or out-of-pool allocations\n", name,
                            n, bytes);

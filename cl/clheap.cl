@@ -48,6 +48,66 @@ static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u32 *clheap_words(CLHEAP_GLOBAL clheap
     return (CLHEAP_GLOBAL clheap_u32 *)heap;
 }
 
+#if defined(CLHEAP_HAVE_PTX) && CLHEAP_ALLOCATOR == CLHEAP_KIND_BLOCKS
+/* Warp-level request coalescing on NVIDIA (enabled by the library only after a probe
+ * compile of these instructions succeeds): the converged lanes that ask for the same
+ * class elect a leader, which reserves all their slots in one block with one atomic
+ * (DynaSOAr sec. 4.2) and hands them out with shuffles. The .sync instructions name
+ * exactly those lanes; the hardware converges them there, so this is not a wait on
+ * another work-item's progress. Lanes the leader's block could not serve go alone. */
+static CLHEAP_INLINE clheap_u32 clheap_ptx_activemask(void)
+{
+    clheap_u32 m;
+    asm volatile("activemask.b32 %0;" : "=r"(m));
+    return m;
+}
+static CLHEAP_INLINE clheap_u32 clheap_ptx_laneid(void)
+{
+    clheap_u32 l;
+    asm volatile("mov.u32 %0, %%laneid;" : "=r"(l));
+    return l;
+}
+static CLHEAP_INLINE clheap_u32 clheap_ptx_match(clheap_u32 mask, clheap_u32 v)
+{
+    clheap_u32 r;
+    asm volatile("match.any.sync.b32 %0, %1, %2;" : "=r"(r) : "r"(v), "r"(mask));
+    return r;
+}
+static CLHEAP_INLINE clheap_u32 clheap_ptx_shfl(clheap_u32 mask, clheap_u32 v, clheap_u32 src)
+{
+    clheap_u32 r;
+    asm volatile("shfl.sync.idx.b32 %0, %1, %2, 0x1f, %3;" : "=r"(r) : "r"(v), "r"(src), "r"(mask));
+    return r;
+}
+static CLHEAP_INLINE clheap_u32 clheap_blocks_malloc_warp(__global clheap_u32 *h, clheap_size bytes)
+{
+    clheap_u32 c = bytes ? clheap_class_for(h, bytes) : CLHEAP_MAX_CLASSES;
+    if (c == CLHEAP_MAX_CLASSES) {
+        clheap_count_error(h, CLHEAP_HDR_ERR_BAD_SIZE);
+        return 0u;
+    }
+    clheap_u32 mask = clheap_ptx_activemask();
+    clheap_u32 peers = clheap_ptx_match(mask, c);
+    clheap_u32 lane = clheap_ptx_laneid();
+    clheap_u32 leader = 31u - clz(peers & (0u - peers));
+    clheap_u32 rank = popcount(peers & ((1u << lane) - 1u));
+    clheap_u32 frame = CLHEAP_BM_FAIL;
+    clheap_u64 got = 0;
+    if (lane == leader)
+        frame = clheap_block_reserve_any(h, c, popcount(peers), clheap_rotation_seed(), &got);
+    frame = clheap_ptx_shfl(peers, frame, leader);
+    clheap_u32 lo = clheap_ptx_shfl(peers, (clheap_u32)got, leader);
+    clheap_u32 hi = clheap_ptx_shfl(peers, (clheap_u32)(got >> 32), leader);
+    got = (clheap_u64)lo | ((clheap_u64)hi << 32);
+    if (frame != CLHEAP_BM_FAIL && rank < clheap_popcount64(got)) {
+        for (clheap_u32 skip = rank; skip; skip--)
+            got &= got - 1u;
+        return clheap_slot_unit(h, frame, c, clheap_ctz64(got));
+    }
+    return clheap_blocks_malloc_unit(h, bytes, clheap_rotation_seed() + 0x5bd1e995u);
+}
+#endif
+
 /* malloc returning the 16-byte-unit offset of the allocation (0 = NULL). */
 static CLHEAP_INLINE clheap_u32 clheap_malloc_unit(CLHEAP_GLOBAL clheap_heap *heap, clheap_size size)
 {
@@ -59,6 +119,8 @@ static CLHEAP_INLINE clheap_u32 clheap_malloc_unit(CLHEAP_GLOBAL clheap_heap *he
     return clheap_circular_malloc_unit(clheap_words(heap), size, CLHEAP_FUSED, CLHEAP_MULTI);
 #elif CLHEAP_ALLOCATOR == CLHEAP_KIND_BITMAP
     return clheap_bitmap_malloc_unit(clheap_words(heap), size, clheap_rotation_seed());
+#elif CLHEAP_ALLOCATOR == CLHEAP_KIND_BLOCKS && defined(CLHEAP_HAVE_PTX)
+    return clheap_blocks_malloc_warp(clheap_words(heap), size);
 #elif CLHEAP_ALLOCATOR == CLHEAP_KIND_BLOCKS
     return clheap_blocks_malloc_unit(clheap_words(heap), size, clheap_rotation_seed());
 #else

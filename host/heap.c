@@ -26,7 +26,37 @@ struct clheap_heap {
     cl_mem block_count;       /* BlockAlloc: its length */
     clheap_heap_config config;
     clheap_layout layout;
+    int warp_coalescing; /* BlockAlloc on NVIDIA: the PTX probe compiled */
 };
+
+/* The inline PTX that warp coalescing uses, in a kernel of its own: if this builds, the
+ * allocator's PTX path will. */
+static const char *ptx_probe_source =
+    "__kernel void probe(__global uint *out) {\n"
+    "    uint m, l, r, s;\n"
+    "    asm volatile(\"activemask.b32 %0;\" : \"=r\"(m));\n"
+    "    asm volatile(\"mov.u32 %0, %%laneid;\" : \"=r\"(l));\n"
+    "    asm volatile(\"match.any.sync.b32 %0, %1, %2;\" : \"=r\"(r) : \"r\"(l), \"r\"(m));\n"
+    "    asm volatile(\"shfl.sync.idx.b32 %0, %1, %2, 0x1f, %3;\" : \"=r\"(s) : \"r\"(r), \"r\"(0u), \"r\"(m));\n"
+    "    out[get_global_id(0)] = s;\n"
+    "}\n";
+
+static int ptx_available(cl_context context, cl_device_id device)
+{
+    char platform_name[256] = "";
+    cl_platform_id platform = NULL;
+    clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, NULL);
+    clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof platform_name - 1, platform_name, NULL);
+    if (!strstr(platform_name, "NVIDIA"))
+        return 0;
+    cl_int err;
+    cl_program probe = clCreateProgramWithSource(context, 1, &ptx_probe_source, NULL, &err);
+    if (err != CL_SUCCESS)
+        return 0;
+    int ok = clBuildProgram(probe, 1, &device, "", NULL, NULL) == CL_SUCCESS;
+    clReleaseProgram(probe);
+    return ok;
+}
 
 const char *clheap_heap_program_source(void)
 {
@@ -57,7 +87,8 @@ clheap_status clheap_heap_build_options(const clheap_heap *heap, char *buf, size
 {
     if (!heap || !buf || len == 0)
         return CLHEAP_ERROR_INVALID_ARGUMENT;
-    int n = snprintf(buf, len, "-DCLHEAP_ALLOCATOR=%d", (int)heap->config.allocator);
+    int n = snprintf(buf, len, "-DCLHEAP_ALLOCATOR=%d%s", (int)heap->config.allocator,
+                     heap->warp_coalescing ? " -DCLHEAP_HAVE_PTX=1" : "");
     return n >= 0 && (size_t)n < len ? CLHEAP_SUCCESS : CLHEAP_ERROR_BUFFER_TOO_SMALL;
 }
 
@@ -221,6 +252,8 @@ clheap_status clheap_heap_create(cl_context context, cl_device_id device, cl_com
         return err;
     }
     int bitmaps = clheap_allocator_is_bitmap(cfg.allocator);
+    heap->warp_coalescing = cfg.allocator == CLHEAP_BLOCK_ALLOC && !cfg.no_warp_coalescing &&
+                            ptx_available(context, device);
     if (clheap_allocator_is_circular(cfg.allocator) || bitmaps) {
         const char *kernels = clheap_embedded_kernels_source;
         status = build(heap, 1, &kernels, NULL, &heap->program, NULL, 0);
@@ -346,6 +379,32 @@ clheap_status clheap_heap_repair(clheap_heap *heap, uint64_t *repaired)
         if (fixed)
             err = clEnqueueWriteBuffer(heap->queue, heap->buffer, CL_TRUE, begin, end - begin,
                                        (char *)image + begin, 0, NULL, NULL);
+    }
+    free(image);
+    return err;
+}
+
+clheap_status clheap_heap_indices(clheap_heap *heap, uint32_t class_index, uint32_t *out, size_t cap,
+                                  size_t *count)
+{
+    if (!heap || !count || (cap && !out))
+        return CLHEAP_ERROR_INVALID_ARGUMENT;
+    if (!clheap_registry_contains(heap))
+        return CLHEAP_ERROR_INVALID_HANDLE;
+    clheap_allocator a = heap->config.allocator;
+    if (!clheap_allocator_is_bitmap(a))
+        return CLHEAP_ERROR_UNSUPPORTED;
+    if (a == CLHEAP_BITMAP_ALLOC ? class_index != 0 : class_index >= heap->layout.header[CLHEAP_HDR_CLASS_COUNT])
+        return CLHEAP_ERROR_INVALID_ARGUMENT;
+    /* Only the header and the bitmap region are needed. */
+    size_t bytes = (size_t)heap->layout.header[CLHEAP_HDR_POOL_START] * CLHEAP_UNIT_BYTES;
+    uint32_t *image = malloc(bytes);
+    if (!image)
+        return CLHEAP_ERROR_OUT_OF_HOST_MEMORY;
+    cl_int err = clEnqueueReadBuffer(heap->queue, heap->buffer, CL_TRUE, 0, bytes, image, 0, NULL, NULL);
+    if (err == CL_SUCCESS) {
+        uint32_t desc = a == CLHEAP_BITMAP_ALLOC ? CLHEAP_BM_FREE : CLHEAP_BM_ALLOCATED(class_index);
+        *count = (size_t)clheap_bitmap_indices(image, desc, out, cap, NULL);
     }
     free(image);
     return err;

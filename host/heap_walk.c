@@ -293,6 +293,35 @@ static uint64_t bm_rebuild_upper(uint32_t *w, uint32_t desc)
     return changed;
 }
 
+static uint64_t indices_below(const uint32_t *w, uint32_t desc, uint32_t level, uint64_t index,
+                              uint32_t *out, uint64_t cap, uint64_t found, uint64_t *read)
+{
+    uint64_t v = bm_level(w, desc, level)[index];
+    if (level == 0)
+        *read += 1;
+    for (; v; v &= v - 1) {
+        uint64_t pos = index * 64 + (uint64_t)__builtin_ctzll(v);
+        if (level == 0) {
+            if (found < cap)
+                out[found] = (uint32_t)pos;
+            found++;
+        } else {
+            found = indices_below(w, desc, level - 1, pos, out, cap, found, read);
+        }
+    }
+    return found;
+}
+
+uint64_t clheap_bitmap_indices(const uint32_t *w, uint32_t desc, uint32_t *out, uint64_t cap,
+                               uint64_t *containers_read)
+{
+    uint64_t read = 0;
+    uint64_t found = indices_below(w, desc, w[desc + CLHEAP_BM_LEVELS] - 1, 0, out, cap, 0, &read);
+    if (containers_read)
+        *containers_read = read;
+    return found;
+}
+
 uint64_t clheap_heap_repair_image(uint32_t *w, uint64_t unit_count)
 {
     (void)unit_count;

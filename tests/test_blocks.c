@@ -258,6 +258,18 @@ static void blocks_are_reused_across_size_classes(void **state)
                   (unsigned long long)s.class_blocks[mid], (unsigned long long)s.free_chunks);
     assert_int_equal(s.class_objects[mid], n_mid);
     assert_true(s.free_chunks < 16);
+    /* The host's hierarchical walk lists exactly the allocated blocks, each once. */
+    size_t listed = 0;
+    assert_int_equal(clheap_heap_indices(t->heap, mid, NULL, 0, &listed), CLHEAP_SUCCESS);
+    assert_int_equal(listed, s.class_blocks[mid]);
+    uint32_t *frames_listed = malloc(listed * sizeof *frames_listed);
+    assert_int_equal(clheap_heap_indices(t->heap, mid, frames_listed, listed, &listed), CLHEAP_SUCCESS);
+    for (size_t i = 0; i < listed; i++) {
+        assert_int_equal(frames_listed[i] % 16, 0); /* 16-frame blocks start aligned */
+        if (i)
+            assert_true(frames_listed[i] > frames_listed[i - 1]);
+    }
+    free(frames_listed);
     free_all(t, units, items * 8);
     clReleaseMemObject(units);
 }

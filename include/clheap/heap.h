@@ -62,6 +62,8 @@ typedef struct clheap_heap_config {
     uint32_t class_count;         /* BlockAlloc: size classes in class_bytes (0: the default list) */
     uint32_t class_bytes[32];     /* ascending multiples of 16, each <= 64 * frame_bytes;
                                      a class index is also a typed-object type id */
+    uint32_t no_warp_coalescing;  /* BlockAlloc on NVIDIA: 1 turns off the inline-PTX warp
+                                     coalescing that is otherwise used after a probe compile */
 } clheap_heap_config;
 
 clheap_heap_config clheap_heap_config_default(void);
@@ -165,6 +167,13 @@ clheap_status clheap_heap_repair(clheap_heap *heap, uint64_t *repaired);
  * object or NULL. Set the kernel's other arguments first. local_size 0: 64. */
 clheap_status clheap_heap_parallel_do(clheap_heap *heap, uint32_t class_index, cl_kernel kernel,
                                       cl_uint blocks_arg, size_t local_size);
+
+/* BlockAlloc: the first frames of every allocated block of class class_index, listed on
+ * the host by walking the class's hierarchical bitmap and skipping empty containers
+ * (reads the heap back). Writes at most cap; *count gets how many there are.
+ * BitmapAlloc: class_index must be 0 and the list is of the free slots. */
+clheap_status clheap_heap_indices(clheap_heap *heap, uint32_t class_index, uint32_t *out, size_t cap,
+                                  size_t *count);
 
 /* The stats as one JSON object (see clheap_cache_stats_json for the buffer rules). */
 clheap_status clheap_heap_stats_json(const clheap_heap_stats *stats, char *buf, size_t len,
