@@ -36,7 +36,23 @@ FILE *bench_csv_open(const bench_env *env, const char *name, const char *header)
         }                                                                                 \
     } while (0)
 
+/* A device heap of one allocator with clheap-bench's kernels built for it. */
+typedef struct heap_run {
+    clheap_heap *heap;
+    cl_program program;
+    cl_kernel malloc_k, free_k, ad_k, acd_k, prob_k, fill_k;
+} heap_run;
+
+/* request: the payload (BitmapAlloc's slot size); group: work-group coalescing kernel. */
+int bench_heap_open(bench_env *env, clheap_allocator a, uint64_t bytes, uint32_t request, int group,
+                    heap_run *r);
+void bench_heap_close(heap_run *r);
+double bench_event_seconds(cl_event e);
+
 int bench_cache(bench_env *env);
+int bench_papers(bench_env *env);
+int bench_linux_scalability(bench_env *env);
+int bench_oom(bench_env *env);
 int bench_throughput(bench_env *env);
 int bench_registers(bench_env *env);
 

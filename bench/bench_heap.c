@@ -8,16 +8,80 @@
 #include "bench.h"
 
 static const char *bench_kernels =
+    "uint bench_hash(uint x) {\n"
+    "    x ^= x >> 16; x *= 0x7feb352du; x ^= x >> 15; x *= 0x846ca68bu; x ^= x >> 16; return x;\n"
+    "}\n"
+    "/* bytes == 0: a mixed-size run, 16 B .. 4 KiB in powers of two by work-item */\n"
+    "uint bench_size(uint bytes, uint id) { return bytes ? bytes : 16u << (bench_hash(id) % 9u); }\n"
+    "/* Alloc-Dealloc: one work-item in `stride` allocates, stamps the first and last word,\n"
+    " * checks them and frees. fails[0]: NULLs, fails[1]: stamps overwritten. */\n"
+    "__kernel void bench_ad(__global clheap_heap *heap, uint bytes, uint stride, __global uint *fails) {\n"
+    "    uint id = get_global_id(0);\n"
+    "    if (id % stride) return;\n"
+    "    __global uint *p = clheap_malloc(heap, bytes);\n"
+    "    if (!p) { atomic_inc(&fails[0]); return; }\n"
+    "    uint last = (bytes - 1u) / 4u;  /* payloads under 8 B: one word, one stamp */\n"
+    "    p[0] = id; if (last) p[last] = ~id;\n"
+    "    if (p[0] != id || (last && p[last] != ~id)) atomic_inc(&fails[1]);\n"
+    "    clheap_free(heap, p);\n"
+    "}\n"
+    "/* Alloc-Cycle-Dealloc: `iters` allocations, then all freed, in one kernel. */\n"
+    "__kernel void bench_acd(__global clheap_heap *heap, uint bytes, uint stride, uint iters,\n"
+    "                        __global uint *fails) {\n"
+    "    uint id = get_global_id(0), units[100];\n"
+    "    if (id % stride) return;\n"
+    "    uint last = (bytes - 1u) / 4u;\n"
+    "    for (uint i = 0; i < iters; i++) {\n"
+    "        units[i] = clheap_malloc_unit(heap, bytes);\n"
+    "        __global uint *p = clheap_pointer(heap, units[i]);\n"
+    "        if (p) { p[0] = id * 128u + i; if (last) p[last] = ~(id * 128u + i); } else atomic_inc(&fails[0]);\n"
+    "    }\n"
+    "    for (uint i = 0; i < iters; i++) {\n"
+    "        __global uint *p = clheap_pointer(heap, units[i]);\n"
+    "        if (!p) continue;\n"
+    "        if (p[0] != id * 128u + i || (last && p[last] != ~(id * 128u + i))) atomic_inc(&fails[1]);\n"
+    "        clheap_free(heap, p);\n"
+    "    }\n"
+    "}\n"
+    "/* Probability: holding nothing, allocate with p = 3/4; holding, free with p = 3/4.\n"
+    " * counts: [0] NULLs, [1] stamps overwritten, [2] allocations, [3] frees. */\n"
+    "__kernel void bench_probability(__global clheap_heap *heap, uint bytes, uint stride,\n"
+    "                                __global uint *held, uint seed, __global uint *counts) {\n"
+    "    uint id = get_global_id(0);\n"
+    "    if (id % stride) return;\n"
+    "    uint r = bench_hash(id * 0x9E3779B1u + seed) % 4u;\n"
+    "    __global uint *p = clheap_pointer(heap, held[id]);\n"
+    "    if (p) {\n"
+    "        if (p[0] != id) atomic_inc(&counts[1]);\n"
+    "        if (r != 0u) { clheap_free(heap, p); held[id] = 0u; atomic_inc(&counts[3]); }\n"
+    "    } else if (r != 0u) {\n"
+    "        held[id] = clheap_malloc_unit(heap, bytes);\n"
+    "        p = clheap_pointer(heap, held[id]);\n"
+    "        if (p) { p[0] = id; atomic_inc(&counts[2]); } else atomic_inc(&counts[0]);\n"
+    "    }\n"
+    "}\n"
+    "/* Fill: each work-item allocates up to per_item blocks until NULL. */\n"
+    "__kernel void bench_fill(__global clheap_heap *heap, __global uint *units, __global uint *sizes,\n"
+    "                         uint per_item, uint bytes) {\n"
+    "    uint id = get_global_id(0), k = 0;\n"
+    "    for (; k < per_item; k++) {\n"
+    "        uint slot = id * per_item + k, b = bench_size(bytes, slot);\n"
+    "        units[slot] = clheap_malloc_unit(heap, b);\n"
+    "        sizes[slot] = b;\n"
+    "        if (!units[slot]) break;\n"
+    "    }\n"
+    "    for (k++; k < per_item; k++) units[id * per_item + k] = 0u;\n"
+    "}\n"
     "__kernel void bench_malloc(__global clheap_heap *heap, __global uint *units, uint bytes) {\n"
     "    uint id = get_global_id(0);\n"
-    "    __global uint *p = clheap_malloc(heap, bytes);\n"
+    "    __global uint *p = clheap_malloc(heap, bench_size(bytes, id));\n"
     "    if (p) p[0] = id;\n"
     "    units[id] = clheap_unit_of(heap, p);\n"
     "}\n"
     "__kernel void bench_malloc_group(__global clheap_heap *heap, __global uint *units, uint bytes) {\n"
     "    __local uint scratch[CLHEAP_GROUP_SCRATCH_WORDS];\n"
     "    uint id = get_global_id(0);\n"
-    "    __global uint *p = clheap_malloc_group(heap, bytes, 1, scratch);\n"
+    "    __global uint *p = clheap_malloc_group(heap, bench_size(bytes, id), 1, scratch);\n"
     "    if (p) p[0] = id;\n"
     "    units[id] = clheap_unit_of(heap, p);\n"
     "}\n"
@@ -30,7 +94,7 @@ static const char *bench_kernels =
     "    if (p) { p[0] = 1u; clheap_free(heap, p); } else { out[0] = 1u; }\n"
     "}\n";
 
-static double event_seconds(cl_event e)
+double bench_event_seconds(cl_event e)
 {
     cl_ulong start = 0, end = 0;
     clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL);
@@ -38,39 +102,56 @@ static double event_seconds(cl_event e)
     return (double)(end - start) * 1e-9;
 }
 
-static int compare_u32(const void *a, const void *b)
+/* The size a work-item of bench_malloc asks for (the kernel's bench_size). */
+static uint32_t host_hash(uint32_t x)
 {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    x ^= x >> 16;
+    x *= 0x7feb352du;
+    x ^= x >> 15;
+    x *= 0x846ca68bu;
+    x ^= x >> 16;
+    return x;
+}
+static uint32_t request_size(uint32_t bytes, uint32_t id)
+{
+    return bytes ? bytes : 16u << (host_hash(id) % 9u);
+}
+
+typedef struct granted {
+    uint32_t unit, bytes;
+} granted;
+
+static int compare_granted(const void *a, const void *b)
+{
+    uint32_t x = ((const granted *)a)->unit, y = ((const granted *)b)->unit;
     return (x > y) - (x < y);
 }
 
 /* Disjoint and inside the pool; returns the number of NULLs, or -1 if wrong. */
-static long verify_units(uint32_t *units, size_t n, uint32_t bytes, uint64_t pool_begin, uint64_t pool_bytes)
+static long verify_units(const uint32_t *units, size_t n, uint32_t bytes, uint64_t pool_begin, uint64_t pool_bytes)
 {
-    qsort(units, n, sizeof *units, compare_u32);
+    granted *g = malloc(n * sizeof *g);
+    size_t count = 0;
     long nulls = 0;
-    uint64_t units_each = (bytes + 15) / 16, lo = pool_begin / 16, hi = (pool_begin + pool_bytes) / 16;
     for (size_t i = 0; i < n; i++) {
-        if (!units[i]) {
+        if (units[i])
+            g[count++] = (granted){units[i], request_size(bytes, (uint32_t)i)};
+        else
             nulls++;
-            continue;
-        }
-        if (units[i] < lo || units[i] + units_each > hi)
-            return -1;
-        if (i + 1 < n && units[i + 1] && units[i] + units_each > units[i + 1])
-            return -1;
     }
+    qsort(g, count, sizeof *g, compare_granted);
+    uint64_t lo = pool_begin / 16, hi = (pool_begin + pool_bytes) / 16;
+    for (size_t i = 0; i < count && nulls >= 0; i++) {
+        uint64_t end = (uint64_t)g[i].unit + (g[i].bytes + 15) / 16;
+        if (g[i].unit < lo || end > hi || (i + 1 < count && end > g[i + 1].unit))
+            nulls = -1;
+    }
+    free(g);
     return nulls;
 }
 
-typedef struct heap_run {
-    clheap_heap *heap;
-    cl_program program;
-    cl_kernel malloc_k, free_k;
-} heap_run;
-
-static int open_heap(bench_env *env, clheap_allocator a, uint64_t bytes, uint32_t request, int group,
-                     heap_run *r)
+int bench_heap_open(bench_env *env, clheap_allocator a, uint64_t bytes, uint32_t request, int group,
+                    heap_run *r)
 {
     clheap_heap_config config = clheap_heap_config_default();
     config.no_warp_coalescing = group; /* the work-group row measures work-group coalescing alone */
@@ -93,15 +174,21 @@ static int open_heap(bench_env *env, clheap_allocator a, uint64_t bytes, uint32_
     cl_int err;
     r->malloc_k = clCreateKernel(r->program, group ? "bench_malloc_group" : "bench_malloc", &err);
     r->free_k = clCreateKernel(r->program, "bench_free", &err);
+    r->ad_k = clCreateKernel(r->program, "bench_ad", &err);
+    r->acd_k = clCreateKernel(r->program, "bench_acd", &err);
+    r->prob_k = clCreateKernel(r->program, "bench_probability", &err);
+    r->fill_k = clCreateKernel(r->program, "bench_fill", &err);
     return err != CL_SUCCESS;
 }
 
-static void close_heap(heap_run *r)
+void bench_heap_close(heap_run *r)
 {
     if (r->malloc_k)
         clReleaseKernel(r->malloc_k);
-    if (r->free_k)
-        clReleaseKernel(r->free_k);
+    cl_kernel more[] = {r->free_k, r->ad_k, r->acd_k, r->prob_k, r->fill_k};
+    for (size_t i = 0; i < sizeof more / sizeof *more; i++)
+        if (more[i])
+            clReleaseKernel(more[i]);
     if (r->program)
         clReleaseProgram(r->program);
     clheap_heap_destroy(r->heap);
@@ -109,12 +196,12 @@ static void close_heap(heap_run *r)
 
 int bench_throughput(bench_env *env)
 {
-    static const uint32_t sizes_full[] = {16, 64, 256, 1024, 4096};
-    static const uint32_t sizes_quick[] = {16, 256};
+    static const uint32_t sizes_full[] = {16, 64, 256, 1024, 4096, 0}; /* 0: mixed */
+    static const uint32_t sizes_quick[] = {16, 0};
     static const size_t items_full[] = {1u << 16, 1u << 20};
     static const size_t items_quick[] = {1u << 12};
     const uint32_t *sizes = env->quick ? sizes_quick : sizes_full;
-    size_t nsizes = env->quick ? 2 : 5;
+    size_t nsizes = env->quick ? 2 : 6;
     const size_t *items_list = env->quick ? items_quick : items_full;
     size_t nitems = env->quick ? 1 : 2;
     cl_ulong max_alloc = 0;
@@ -137,11 +224,12 @@ int bench_throughput(bench_env *env)
             for (size_t si = 0; si < nsizes; si++) {
                 uint32_t bytes = sizes[si];
                 /* Room for every allocation with its header, twice over. */
-                uint64_t heap_bytes = 2 * (uint64_t)n * (bytes + 16) + (16u << 20);
+                uint32_t largest = bytes ? bytes : 4096;
+                uint64_t heap_bytes = 2 * (uint64_t)n * (largest + 16) + (16u << 20);
                 if (heap_bytes > max_alloc)
                     heap_bytes = max_alloc;
                 heap_run r;
-                if (open_heap(env, (clheap_allocator)a, heap_bytes, bytes, group, &r) != 0) {
+                if (bench_heap_open(env, (clheap_allocator)a, heap_bytes, largest, group, &r) != 0) {
                     failures++;
                     continue;
                 }
@@ -168,9 +256,9 @@ int bench_throughput(bench_env *env)
                     clEnqueueNDRangeKernel(env->queue, r.free_k, 1, NULL, &global, &local, 0, NULL, &ef);
                     clFinish(env->queue);
                     if (run > 0) {
-                        tm[run - 1] = event_seconds(em);
-                        tf[run - 1] = event_seconds(ef);
-                    } else if (event_seconds(em) > 0.25) {
+                        tm[run - 1] = bench_event_seconds(em);
+                        tf[run - 1] = bench_event_seconds(ef);
+                    } else if (bench_event_seconds(em) > 0.25) {
                         runs = 1; /* a slow configuration: one timed run keeps the suite short */
                     }
                     clReleaseEvent(em);
@@ -201,7 +289,7 @@ int bench_throughput(bench_env *env)
                             m_min, m_max, f, n / m, n / f, nulls, runs);
                 free(host);
                 clReleaseMemObject(units);
-                close_heap(&r);
+                bench_heap_close(&r);
             }
         }
     }

@@ -1,6 +1,6 @@
 /* clheap-bench: the papers' allocator tests on any OpenCL device.
  * Usage: clheap-bench [--quick] [--runs N] [--csv DIR] [TEST...]
- * Tests: cache, throughput, registers. No test named: all. */
+ * Tests: cache, throughput, registers, papers (AD, ACD, P), linux, oom. No test named: all. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +15,9 @@ static const bench_test tests[] = {
     {"cache", bench_cache},
     {"throughput", bench_throughput},
     {"registers", bench_registers},
+    {"papers", bench_papers},
+    {"linux", bench_linux_scalability},
+    {"oom", bench_oom},
 };
 enum { TEST_COUNT = sizeof tests / sizeof tests[0] };
 

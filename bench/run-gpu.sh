@@ -35,6 +35,9 @@ step test_cache 60 "$build/tests/test_cache"
 step fragmentation 30 "$build/examples/clheap-fragmentation"
 step demo 30 "$build/examples/clheap-demo"
 step bench_registers 45 "$build/bench/clheap-bench" --csv "$out" registers
-step bench_throughput 210 "$build/bench/clheap-bench" --csv "$out" throughput
-step bench_cache 45 "$build/bench/clheap-bench" --csv "$out" cache
+step bench_throughput 120 "$build/bench/clheap-bench" --csv "$out" throughput
+step bench_oom 45 "$build/bench/clheap-bench" --csv "$out" oom
+step bench_linux 60 "$build/bench/clheap-bench" --csv "$out" linux
+step bench_cache 30 "$build/bench/clheap-bench" --csv "$out" cache
+step bench_papers 240 "$build/bench/clheap-bench" --csv "$out" papers
 exit $status

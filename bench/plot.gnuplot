@@ -1,0 +1,40 @@
+# Plots clheap-bench's CSVs like Figure 3(a)-(d) of Vinkler & Havran, plus throughput.
+#   gnuplot -e "dir='bench/results/h100'" bench/plot.gnuplot
+if (!exists("dir")) dir = "."
+set datafile separator ","
+set terminal pngcairo size 900,600 noenhanced font ",11"
+set key outside right
+set grid
+allocators = "AtomicMalloc AtomicWrapMalloc CMalloc CFMalloc CMMalloc CFMMalloc BitmapAlloc BlockAlloc"
+papers = dir."/papers.csv"
+
+# One line per allocator: rows of test `t` with stride 32 (one allocating work-item per warp).
+set logscale y
+set output dir."/fig3a-alloc-dealloc.png"
+set title "Alloc-Dealloc: time vs payload (stride 32)"
+set xlabel "payload [B]"; set ylabel "time [ms]"; set logscale x 2
+plot for [a in allocators] papers every ::1 using (strcol(1) eq "ad" && strcol(2) eq a && $3 == 32 ? $4 : 1/0):5 with linespoints title a
+
+set output dir."/fig3b-acd-heap.png"
+set title "Alloc-Cycle-Dealloc (10 iterations, 4 B): time vs heap size (stride 32)"
+set xlabel "heap [B]"
+plot for [a in allocators] papers every ::1 using (strcol(1) eq "acd-heap" && strcol(2) eq a && $3 == 32 ? $4 : 1/0):5 with linespoints title a
+
+unset logscale x
+set output dir."/fig3c-acd-iterations.png"
+set title "Alloc-Cycle-Dealloc (4 B): time vs iterations (stride 32)"
+set xlabel "allocations per work-item"
+plot for [a in allocators] papers every ::1 using (strcol(1) eq "acd-iterations" && strcol(2) eq a && $3 == 32 ? $4 : 1/0):5 with linespoints title a
+
+set output dir."/fig3d-probability.png"
+set title "Probability (10 launches, 4 B): time vs work-groups of 256 (stride 32)"
+set xlabel "work-groups"
+plot for [a in allocators] papers every ::1 using (strcol(1) eq "probability" && strcol(2) eq a && $3 == 32 ? $4 : 1/0):5 with linespoints title a
+
+throughput = dir."/throughput.csv"
+rows = allocators." BlockAlloc+warp BlockAlloc+group"
+set output dir."/throughput-2e20.png"
+set title "malloc throughput, 2^20 work-items all allocating"
+set xrange [8:8192]; set yrange [1e5:1e11]
+set xlabel "request [B]"; set ylabel "allocations / s"; set logscale x 2
+plot for [a in rows] throughput every ::1 using (strcol(1) eq a && $2 == 1048576 && $3 > 0 ? $3 : 1/0):8 with linespoints title a
