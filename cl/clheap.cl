@@ -170,34 +170,42 @@ static CLHEAP_INLINE void clheap_free_unit(CLHEAP_GLOBAL clheap_heap *heap, clhe
 
 #ifdef __OPENCL_C_VERSION__
 /* Work-group request coalescing. Every work-item of the work-group must call this in
- * uniform control flow (it has barriers), all with the same size; `want` says whether
- * this work-item wants memory. With the block allocator one work-item reserves the
- * slots for the whole group, up to 64 with one atomic per block (DynaSOAr's request
- * coalescing); other allocators serve each request alone. scratch: a __local array of
- * CLHEAP_GROUP_SCRATCH_WORDS words. */
+ * uniform control flow (it has barriers); `want` says whether this work-item wants
+ * memory, `size` may differ between work-items. With the block allocator the requests
+ * of the smallest size class asked for are served together: one work-item reserves their
+ * slots, up to 64 with one atomic per block (DynaSOAr's request coalescing); requests of
+ * other classes are served one by one. Other allocators serve each request alone.
+ * scratch: a __local array of CLHEAP_GROUP_SCRATCH_WORDS words. */
 #define CLHEAP_GROUP_MAX_GRANTS 32
-#define CLHEAP_GROUP_SCRATCH_WORDS (2 + 4 * CLHEAP_GROUP_MAX_GRANTS)
+#define CLHEAP_GROUP_SCRATCH_WORDS (3 + 4 * CLHEAP_GROUP_MAX_GRANTS)
 static CLHEAP_INLINE __global void *clheap_malloc_group(__global clheap_heap *heap, clheap_size size, int want,
                                                         __local clheap_u32 *scratch)
 {
 #if CLHEAP_ALLOCATOR == CLHEAP_KIND_BLOCKS
     __global clheap_u32 *h = clheap_words(heap);
     clheap_u32 lid = (clheap_u32)(get_local_id(0) + get_local_size(0) * (get_local_id(1) + get_local_size(1) * get_local_id(2)));
-    clheap_u32 c = size ? clheap_class_for(h, size) : CLHEAP_MAX_CLASSES;
-    if (lid == 0u)
+    clheap_u32 c = want && size ? clheap_class_for(h, size) : CLHEAP_MAX_CLASSES;
+    if (lid == 0u) {
         scratch[0] = 0u;
+        scratch[2] = CLHEAP_MAX_CLASSES;
+    }
     barrier(CLK_LOCAL_MEM_FENCE);
-    clheap_u32 rank = want ? atomic_inc((volatile __local clheap_u32 *)scratch) : 0u;
+    if (c != CLHEAP_MAX_CLASSES)
+        atomic_min((volatile __local clheap_u32 *)&scratch[2], c);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    clheap_u32 shared_class = scratch[2];
+    int joins = c != CLHEAP_MAX_CLASSES && c == shared_class;
+    clheap_u32 rank = joins ? atomic_inc((volatile __local clheap_u32 *)scratch) : 0u;
     barrier(CLK_LOCAL_MEM_FENCE);
     if (lid == 0u) {
-        clheap_u32 remaining = c == CLHEAP_MAX_CLASSES ? 0u : scratch[0], grants = 0u;
+        clheap_u32 remaining = scratch[0], grants = 0u;
         while (remaining && grants < CLHEAP_GROUP_MAX_GRANTS) {
             clheap_u64 got;
-            clheap_u32 frame = clheap_block_reserve_any(h, c, remaining < 64u ? remaining : 64u,
+            clheap_u32 frame = clheap_block_reserve_any(h, shared_class, remaining < 64u ? remaining : 64u,
                                                         clheap_rotation_seed() + grants, &got);
             if (frame == CLHEAP_BM_FAIL)
                 break;
-            __local clheap_u32 *g = scratch + 2 + 4 * grants++;
+            __local clheap_u32 *g = scratch + 3 + 4 * grants++;
             g[0] = frame;
             g[1] = clheap_popcount64(got);
             g[2] = (clheap_u32)got;
@@ -209,17 +217,15 @@ static CLHEAP_INLINE __global void *clheap_malloc_group(__global clheap_heap *he
     barrier(CLK_LOCAL_MEM_FENCE);
     if (!want)
         return 0;
-    if (c == CLHEAP_MAX_CLASSES) {
-        clheap_count_error(h, CLHEAP_HDR_ERR_BAD_SIZE);
-        return 0;
-    }
+    if (!joins) /* a bad size, or another class than the group's: served alone */
+        return clheap_malloc(heap, size);
     for (clheap_u32 k = 0, before = 0; k < scratch[1]; k++) {
-        __local clheap_u32 *g = scratch + 2 + 4 * k;
+        __local clheap_u32 *g = scratch + 3 + 4 * k;
         if (rank < before + g[1]) {
             clheap_u64 bits = (clheap_u64)g[2] | ((clheap_u64)g[3] << 32);
             for (clheap_u32 skip = rank - before; skip; skip--)
                 bits &= bits - 1u; /* drop the lower bits: the rank-th set bit remains lowest */
-            return clheap_pointer(heap, clheap_slot_unit(h, g[0], c, clheap_ctz64(bits)));
+            return clheap_pointer(heap, clheap_slot_unit(h, g[0], shared_class, clheap_ctz64(bits)));
         }
         before += g[1];
     }
