@@ -17,9 +17,12 @@ typedef struct bench_env {
     int quick;              /* CI mode: small sizes, one run, no timing claims */
     int runs;               /* timed runs per configuration */
     const char *csv_dir;    /* NULL: no CSV files */
+    const char *only;       /* NULL, or the one allocator to run (by name) */
 } bench_env;
 
 double bench_now_seconds(void);
+/* Whether --only lets allocator a run. */
+int bench_wants(const bench_env *env, clheap_allocator a);
 double bench_median(double *values, int n);   /* sorts values */
 void bench_min_max(const double *values, int n, double *min, double *max);
 
@@ -40,7 +43,7 @@ FILE *bench_csv_open(const bench_env *env, const char *name, const char *header)
 typedef struct heap_run {
     clheap_heap *heap;
     cl_program program;
-    cl_kernel malloc_k, free_k, ad_k, acd_k, prob_k, fill_k;
+    cl_kernel malloc_k, malloc_mixed_k, free_k, ad_k, acd_k, prob_k, fill_k;
 } heap_run;
 
 /* request: the payload (BitmapAlloc's slot size); group: work-group coalescing kernel. */

@@ -1,7 +1,14 @@
 #include "bench.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+
+int bench_wants(const bench_env *env, clheap_allocator a)
+{
+    const char *name = clheap_allocator_name(a);
+    return !env->only || (name && strcmp(env->only, name) == 0);
+}
 
 double bench_now_seconds(void)
 {

@@ -72,16 +72,24 @@ static const char *bench_kernels =
     "    }\n"
     "    for (k++; k < per_item; k++) units[id * per_item + k] = 0u;\n"
     "}\n"
+    "/* Uniform and mixed sizes are separate kernels: a size the compiler can see is the\n"
+    " * same for the whole warp lets NVIDIA's compiler aggregate the warp's atomics. */\n"
+    "__kernel void bench_malloc_mixed(__global clheap_heap *heap, __global uint *units, uint bytes) {\n"
+    "    uint id = get_global_id(0);\n"
+    "    __global uint *p = clheap_malloc(heap, bench_size(0u, id));\n"
+    "    if (p) p[0] = id;\n"
+    "    units[id] = clheap_unit_of(heap, p);\n"
+    "}\n"
     "__kernel void bench_malloc(__global clheap_heap *heap, __global uint *units, uint bytes) {\n"
     "    uint id = get_global_id(0);\n"
-    "    __global uint *p = clheap_malloc(heap, bench_size(bytes, id));\n"
+    "    __global uint *p = clheap_malloc(heap, bytes);\n"
     "    if (p) p[0] = id;\n"
     "    units[id] = clheap_unit_of(heap, p);\n"
     "}\n"
     "__kernel void bench_malloc_group(__global clheap_heap *heap, __global uint *units, uint bytes) {\n"
     "    __local uint scratch[CLHEAP_GROUP_SCRATCH_WORDS];\n"
     "    uint id = get_global_id(0);\n"
-    "    __global uint *p = clheap_malloc_group(heap, bench_size(bytes, id), 1, scratch);\n"
+    "    __global uint *p = clheap_malloc_group(heap, bytes ? bytes : bench_size(0u, id), 1, scratch);\n"
     "    if (p) p[0] = id;\n"
     "    units[id] = clheap_unit_of(heap, p);\n"
     "}\n"
@@ -173,6 +181,7 @@ int bench_heap_open(bench_env *env, clheap_allocator a, uint64_t bytes, uint32_t
     }
     cl_int err;
     r->malloc_k = clCreateKernel(r->program, group ? "bench_malloc_group" : "bench_malloc", &err);
+    r->malloc_mixed_k = clCreateKernel(r->program, group ? "bench_malloc_group" : "bench_malloc_mixed", &err);
     r->free_k = clCreateKernel(r->program, "bench_free", &err);
     r->ad_k = clCreateKernel(r->program, "bench_ad", &err);
     r->acd_k = clCreateKernel(r->program, "bench_acd", &err);
@@ -185,7 +194,7 @@ void bench_heap_close(heap_run *r)
 {
     if (r->malloc_k)
         clReleaseKernel(r->malloc_k);
-    cl_kernel more[] = {r->free_k, r->ad_k, r->acd_k, r->prob_k, r->fill_k};
+    cl_kernel more[] = {r->free_k, r->ad_k, r->acd_k, r->prob_k, r->fill_k, r->malloc_mixed_k};
     for (size_t i = 0; i < sizeof more / sizeof *more; i++)
         if (more[i])
             clReleaseKernel(more[i]);
@@ -219,6 +228,8 @@ int bench_throughput(bench_env *env)
     for (int row = CLHEAP_ATOMIC_MALLOC; row <= CLHEAP_BLOCK_ALLOC + 1; row++) {
         int group = row == CLHEAP_BLOCK_ALLOC + 1;
         int a = group ? CLHEAP_BLOCK_ALLOC : row;
+        if (!bench_wants(env, (clheap_allocator)a))
+            continue;
         for (size_t ii = 0; ii < nitems; ii++) {
             size_t n = items_list[ii];
             for (size_t si = 0; si < nsizes; si++) {
@@ -244,14 +255,15 @@ int bench_throughput(bench_env *env)
                 clheap_heap_pool_range(r.heap, &pool_begin, &pool_bytes);
                 for (int run = 0; run <= runs; run++) { /* run 0: warm-up */
                     clheap_heap_reset(r.heap);
-                    clheap_heap_set_kernel_arg(r.heap, r.malloc_k, 0);
-                    clSetKernelArg(r.malloc_k, 1, sizeof units, &units);
-                    clSetKernelArg(r.malloc_k, 2, sizeof bytes, &bytes);
+                    cl_kernel mk = bytes ? r.malloc_k : r.malloc_mixed_k;
+                    clheap_heap_set_kernel_arg(r.heap, mk, 0);
+                    clSetKernelArg(mk, 1, sizeof units, &units);
+                    clSetKernelArg(mk, 2, sizeof bytes, &bytes);
                     clheap_heap_set_kernel_arg(r.heap, r.free_k, 0);
                     clSetKernelArg(r.free_k, 1, sizeof units, &units);
                     size_t global = n, local = 256;
                     cl_event em, ef;
-                    clEnqueueNDRangeKernel(env->queue, r.malloc_k, 1, NULL, &global, &local, 0, NULL, &em);
+                    clEnqueueNDRangeKernel(env->queue, mk, 1, NULL, &global, &local, 0, NULL, &em);
                     clEnqueueReadBuffer(env->queue, units, CL_TRUE, 0, n * sizeof *host, host, 0, NULL, NULL);
                     clEnqueueNDRangeKernel(env->queue, r.free_k, 1, NULL, &global, &local, 0, NULL, &ef);
                     clFinish(env->queue);
@@ -298,49 +310,67 @@ int bench_throughput(bench_env *env)
     return failures != 0;
 }
 
-/* ptxas reports "Used N registers, ..." for each kernel with -cl-nv-verbose. */
+/* ptxas's register count for the malloc+free kernel, from -cl-nv-verbose's build log;
+ * -1 if the build failed or reported none. */
+static int kernel_registers(bench_env *env, clheap_allocator a, int warp_coalescing, char *line, size_t len)
+{
+    clheap_heap_config config = clheap_heap_config_default();
+    config.allocator = a;
+    config.size_bytes = 16u << 20;
+    config.no_warp_coalescing = !warp_coalescing;
+    clheap_heap *heap;
+    if (clheap_heap_create(env->context, env->device, env->queue, &config, &heap) != CLHEAP_SUCCESS)
+        return -1;
+    static char log[65536];
+    cl_program program;
+    int regs = -1;
+    snprintf(line, len, "build failed");
+    if (clheap_heap_build_program(heap, 1, &bench_kernels, "-cl-nv-verbose", &program, log, sizeof log) ==
+        CLHEAP_SUCCESS) {
+        clGetProgramBuildInfo(program, env->device, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);
+        /* The log names each function, then its "Used N registers" line. */
+        char *k = strstr(log, "bench_malloc_free");
+        char *used = k ? strstr(k, "Used ") : NULL;
+        snprintf(line, len, "not found");
+        if (used) {
+            size_t n = strcspn(used, "\n");
+            snprintf(line, len, "%.*s", (int)(n < 200 ? n : 200), used);
+            regs = atoi(used + 5);
+        }
+        clReleaseProgram(program);
+    }
+    clheap_heap_destroy(heap);
+    return regs;
+}
+
+/* Register usage of one clheap_malloc + clheap_free (Vinkler & Havran Table 1), without
+ * and with warp coalescing where the allocator has it. */
 int bench_registers(bench_env *env)
 {
     char vendor[256] = "";
     clGetPlatformInfo(env->platform, CL_PLATFORM_NAME, sizeof vendor, vendor, NULL);
     int nvidia = strstr(vendor, "NVIDIA") != NULL;
-    FILE *csv = bench_csv_open(env, "registers", "allocator,kernel,registers,ptxas_line");
-    printf("registers: malloc+free kernel per allocator (ptxas, -cl-nv-verbose)\n");
+    FILE *csv = bench_csv_open(env, "registers", "allocator,uncoalesced,coalesced,ptxas_line");
+    printf("registers: a kernel with one malloc + free (ptxas, -cl-nv-verbose)\n");
+    printf("  %-17s %12s %12s\n", "allocator", "uncoalesced", "warp-coalesced");
     for (int a = CLHEAP_ATOMIC_MALLOC; a <= CLHEAP_BLOCK_ALLOC; a++) {
         const char *name = clheap_allocator_name((clheap_allocator)a);
+        if (!bench_wants(env, (clheap_allocator)a))
+            continue;
         if (!nvidia) {
-            printf("  %-16s n/a (not an NVIDIA device)\n", name);
+            printf("  %-17s n/a (not an NVIDIA device)\n", name);
             continue;
         }
-        clheap_heap_config config = clheap_heap_config_default();
-        config.allocator = (clheap_allocator)a;
-        config.size_bytes = 16u << 20;
-        clheap_heap *heap;
-        if (clheap_heap_create(env->context, env->device, env->queue, &config, &heap) != CLHEAP_SUCCESS)
-            return 1;
-        static char log[65536];
-        cl_program program;
-        clheap_status st = clheap_heap_build_program(heap, 1, &bench_kernels, "-cl-nv-verbose",
-                                                     &program, log, sizeof log);
-        if (st == CLHEAP_SUCCESS) {
-            clGetProgramBuildInfo(program, env->device, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);
-            /* The log names each function, then its "Used N registers" line. */
-            char *k = strstr(log, "bench_malloc_free");
-            char *used = k ? strstr(k, "Used ") : NULL;
-            char line[256] = "not found";
-            if (used) {
-                size_t len = strcspn(used, "\n");
-                snprintf(line, sizeof line, "%.*s", (int)(len < 200 ? len : 200), used);
-            }
-            int regs = used ? atoi(used + 5) : -1;
-            printf("  %-16s %3d registers  (%s)\n", name, regs, line);
-            if (csv)
-                fprintf(csv, "%s,bench_malloc_free,%d,\"%s\"\n", name, regs, line);
-            clReleaseProgram(program);
-        } else {
-            printf("  %-16s build failed: %s\n", name, clheap_status_string(st));
-        }
-        clheap_heap_destroy(heap);
+        char line[256], line2[256];
+        int plain = kernel_registers(env, (clheap_allocator)a, 0, line, sizeof line);
+        int has_warp = a == CLHEAP_BLOCK_ALLOC || (a >= CLHEAP_CMALLOC && a <= CLHEAP_CFMMALLOC);
+        int warp = has_warp ? kernel_registers(env, (clheap_allocator)a, 1, line2, sizeof line2) : -1;
+        char warp_text[16] = "-";
+        if (has_warp)
+            snprintf(warp_text, sizeof warp_text, "%d", warp);
+        printf("  %-17s %12d %12s   (%s)\n", name, plain, warp_text, line);
+        if (csv)
+            fprintf(csv, "%s,%d,%s,\"%s\"\n", name, plain, has_warp ? warp_text : "", line);
     }
     if (csv)
         fclose(csv);

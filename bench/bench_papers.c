@@ -198,6 +198,8 @@ int bench_papers(bench_env *env)
     for (int si = 0; si < 2; si++) {
         uint32_t stride = strides[si];
         for (int a = CLHEAP_ATOMIC_MALLOC; a <= CLHEAP_BLOCK_ALLOC; a++) {
+            if (!bench_wants(env, (clheap_allocator)a))
+                continue;
             fprintf(stderr, "clheap-bench: paper tests, %s, stride %u\n",
                     clheap_allocator_name((clheap_allocator)a), stride);
             paper_case pc = {"ad", (clheap_allocator)a, 4, blocks, 1, stride, big_heap, 0};
@@ -264,6 +266,8 @@ int bench_linux_scalability(bench_env *env)
     printf("linux-scalability: %u work-items x x allocations of %u B, heap for exactly that many\n", items, bytes);
     printf("  %-17s %6s %12s %12s %12s %12s\n", "allocator", "x", "alloc ms", "free ms", "ns/alloc", "utilisation");
     for (int a = CLHEAP_ATOMIC_MALLOC; a <= CLHEAP_BLOCK_ALLOC; a++) {
+        if (!bench_wants(env, (clheap_allocator)a))
+            continue;
         for (uint32_t x = 1; x <= (env->quick ? 4u : 64u); x *= 2) {
             uint64_t objects = (uint64_t)items * x, heap_bytes = objects * bytes;
             if (heap_bytes < (1u << 20))
@@ -328,8 +332,8 @@ int bench_oom(bench_env *env)
            (unsigned long long)(heap_bytes >> 20));
     printf("  %-17s %6s %10s %14s %12s\n", "allocator", "bytes", "granted", "granted bytes", "utilisation");
     for (int a = CLHEAP_ATOMIC_MALLOC; a <= CLHEAP_BLOCK_ALLOC; a++) {
-        if (a == CLHEAP_ATOMIC_WRAP_MALLOC)
-            continue; /* wraps instead of running out */
+        if (a == CLHEAP_ATOMIC_WRAP_MALLOC || !bench_wants(env, (clheap_allocator)a))
+            continue; /* AtomicWrapMalloc wraps instead of running out */
         for (int si = 0; si < 4; si++) {
             uint32_t bytes = sizes[si];
             heap_run r;

@@ -48,7 +48,7 @@ static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u32 *clheap_words(CLHEAP_GLOBAL clheap
     return (CLHEAP_GLOBAL clheap_u32 *)heap;
 }
 
-#if defined(CLHEAP_HAVE_PTX) && CLHEAP_ALLOCATOR == CLHEAP_KIND_BLOCKS
+#if defined(CLHEAP_HAVE_PTX) && (CLHEAP_ALLOCATOR == CLHEAP_KIND_BLOCKS || CLHEAP_IS_CIRCULAR)
 /* Warp-level request coalescing on NVIDIA (enabled by the library only after a probe
  * compile of these instructions succeeds): the converged lanes that ask for the same
  * class elect a leader, which reserves all their slots in one block with one atomic
@@ -79,6 +79,62 @@ static CLHEAP_INLINE clheap_u32 clheap_ptx_shfl(clheap_u32 mask, clheap_u32 v, c
     asm volatile("shfl.sync.idx.b32 %0, %1, %2, 0x1f, %3;" : "=r"(r) : "r"(v), "r"(src), "r"(mask));
     return r;
 }
+#if CLHEAP_IS_CIRCULAR
+/* CircularMalloc family: the converged lanes' requests (any sizes) are served from one
+ * chunk that the lowest lane claims for their sum. It writes a used header for each
+ * lane's part, lane order, linked chunk to chunk, and publishes the chain by pointing
+ * the claimed chunk's next at the second part last: every part is then an ordinary
+ * chunk, freed on its own. Walkers see 32 times fewer claimants on the roving offsets. */
+static CLHEAP_INLINE clheap_u32 clheap_circular_malloc_warp(__global clheap_u32 *h, clheap_size bytes)
+{
+    clheap_u32 payload = clheap_units_for(bytes, h[CLHEAP_HDR_POOL_END] - h[CLHEAP_HDR_POOL_START] - 1u);
+    if (!payload) {
+        clheap_count_error(h, CLHEAP_HDR_ERR_BAD_SIZE);
+        return 0u;
+    }
+    clheap_u32 need = payload + 1u;
+    clheap_u32 mask = clheap_ptx_activemask();
+    clheap_u32 lane = clheap_ptx_laneid();
+    clheap_u32 leader = 31u - clz(mask & (0u - mask));
+    clheap_u32 total = 0u, offset = 0u;
+    for (clheap_u32 m = mask; m; m &= m - 1u) {
+        clheap_u32 src = 31u - clz(m & (0u - m));
+        clheap_u32 v = clheap_ptx_shfl(mask, need, src);
+        offset += src < lane ? v : 0u;
+        total += v;
+    }
+    clheap_u32 base = 0u, end = 0u;
+    if (lane == leader && total >= need) /* total < need: the sum overflowed */
+        base = clheap_circular_claim(h, total, CLHEAP_FUSED, CLHEAP_MULTI, &end);
+    base = clheap_ptx_shfl(mask, base, leader);
+    end = clheap_ptx_shfl(mask, end, leader);
+    if (!base) /* the sum did not fit: each lane alone */
+        return clheap_circular_malloc_unit(h, bytes, CLHEAP_FUSED, CLHEAP_MULTI);
+    clheap_u32 run = 0u;
+    for (clheap_u32 m = mask; m; m &= m - 1u) {
+        clheap_u32 src = 31u - clz(m & (0u - m));
+        clheap_u32 v = clheap_ptx_shfl(mask, need, src);
+        clheap_u32 b = clheap_ptx_shfl(mask, (clheap_u32)bytes, src);
+        if (lane == leader) {
+            clheap_u32 part = base + run, next = (m & (m - 1u)) ? part + v : end;
+            if (run)
+                clheap_write_header(h, CLHEAP_FUSED, part, 1u, next);
+            clheap_store32(clheap_chunk(h, part) + CLHEAP_CHUNK_WORD_REQUEST, b);
+        }
+        run += v;
+    }
+    if (lane == leader && (mask & (mask - 1u))) { /* one part: the claimed chunk is it */
+        clheap_fence_release(); /* every part's header before the chain is linked in */
+        if (CLHEAP_FUSED)
+            clheap_store64(clheap_fused_word(h, base), clheap_fused(base, 1u, base + need));
+        else
+            clheap_store32(clheap_chunk(h, base) + CLHEAP_CHUNK_WORD_NEXT, base + need);
+    }
+    return base + offset + 1u;
+}
+#endif
+
+#if CLHEAP_ALLOCATOR == CLHEAP_KIND_BLOCKS
 static CLHEAP_INLINE clheap_u32 clheap_blocks_malloc_warp(__global clheap_u32 *h, clheap_size bytes)
 {
     clheap_u32 c = bytes ? clheap_class_for(h, bytes) : CLHEAP_MAX_CLASSES;
@@ -107,6 +163,7 @@ static CLHEAP_INLINE clheap_u32 clheap_blocks_malloc_warp(__global clheap_u32 *h
     return clheap_blocks_malloc_unit(h, bytes, clheap_rotation_seed() + 0x5bd1e995u);
 }
 #endif
+#endif
 
 /* malloc returning the 16-byte-unit offset of the allocation (0 = NULL). */
 static CLHEAP_INLINE clheap_u32 clheap_malloc_unit(CLHEAP_GLOBAL clheap_heap *heap, clheap_size size)
@@ -115,6 +172,8 @@ static CLHEAP_INLINE clheap_u32 clheap_malloc_unit(CLHEAP_GLOBAL clheap_heap *he
     return clheap_atomic_malloc_unit(clheap_words(heap), size);
 #elif CLHEAP_ALLOCATOR == CLHEAP_KIND_ATOMIC_WRAP
     return clheap_atomic_wrap_malloc_unit(clheap_words(heap), size);
+#elif CLHEAP_IS_CIRCULAR && defined(CLHEAP_HAVE_PTX)
+    return clheap_circular_malloc_warp(clheap_words(heap), size);
 #elif CLHEAP_IS_CIRCULAR
     return clheap_circular_malloc_unit(clheap_words(heap), size, CLHEAP_FUSED, CLHEAP_MULTI);
 #elif CLHEAP_ALLOCATOR == CLHEAP_KIND_BITMAP

@@ -109,18 +109,13 @@ static CLHEAP_INLINE int clheap_try_claim(CLHEAP_GLOBAL clheap_u32 *h, int fused
     return 0;
 }
 
-/* Returns the payload unit of a new allocation, or 0. */
-static CLHEAP_INLINE clheap_u32 clheap_circular_malloc_unit(CLHEAP_GLOBAL clheap_u32 *h,
-                                                            clheap_size bytes, int fused,
-                                                            int multi)
+/* Claims a chunk of at least `need` units (header included), splitting off the rest,
+ * and moves the roving offset past it. Returns the chunk's header unit and, in *end, the
+ * unit where it ends; 0 (counted in the header) if nothing fits. */
+static CLHEAP_INLINE clheap_u32 clheap_circular_claim(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 need, int fused,
+                                                      int multi, clheap_u32 *end)
 {
     clheap_u32 first = h[CLHEAP_HDR_POOL_START], sentinel = h[CLHEAP_HDR_POOL_END];
-    clheap_u32 payload = clheap_units_for(bytes, sentinel - first - 1u);
-    if (!payload) {
-        clheap_count_error(h, CLHEAP_HDR_ERR_BAD_SIZE);
-        return 0u;
-    }
-    clheap_u32 need = payload + 1u;
     CLHEAP_GLOBAL clheap_u32 *rover = clheap_rover(h, multi);
     clheap_u32 o = clheap_load32(rover);
     if (o < first || o >= sentinel)
@@ -175,8 +170,26 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_malloc_unit(CLHEAP_GLOBAL clheap
             clheap_store32(clheap_chunk(h, o) + CLHEAP_CHUNK_WORD_NEXT, rest);
         next = rest;
     }
-    clheap_store32(clheap_chunk(h, o) + CLHEAP_CHUNK_WORD_REQUEST, (clheap_u32)bytes);
     clheap_store32(rover, next);
+    *end = next;
+    return o;
+}
+
+/* Returns the payload unit of a new allocation, or 0. */
+static CLHEAP_INLINE clheap_u32 clheap_circular_malloc_unit(CLHEAP_GLOBAL clheap_u32 *h,
+                                                            clheap_size bytes, int fused,
+                                                            int multi)
+{
+    clheap_u32 payload = clheap_units_for(bytes, h[CLHEAP_HDR_POOL_END] - h[CLHEAP_HDR_POOL_START] - 1u);
+    if (!payload) {
+        clheap_count_error(h, CLHEAP_HDR_ERR_BAD_SIZE);
+        return 0u;
+    }
+    clheap_u32 end;
+    clheap_u32 o = clheap_circular_claim(h, payload + 1u, fused, multi, &end);
+    if (!o)
+        return 0u;
+    clheap_store32(clheap_chunk(h, o) + CLHEAP_CHUNK_WORD_REQUEST, (clheap_u32)bytes);
     return o + 1u;
 }
 

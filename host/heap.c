@@ -252,8 +252,8 @@ clheap_status clheap_heap_create(cl_context context, cl_device_id device, cl_com
         return err;
     }
     int bitmaps = clheap_allocator_is_bitmap(cfg.allocator);
-    heap->warp_coalescing = cfg.allocator == CLHEAP_BLOCK_ALLOC && !cfg.no_warp_coalescing &&
-                            ptx_available(context, device);
+    heap->warp_coalescing = (cfg.allocator == CLHEAP_BLOCK_ALLOC || clheap_allocator_is_circular(cfg.allocator)) &&
+                            !cfg.no_warp_coalescing && ptx_available(context, device);
     if (clheap_allocator_is_circular(cfg.allocator) || bitmaps) {
         const char *kernels = clheap_embedded_kernels_source;
         status = build(heap, 1, &kernels, NULL, &heap->program, NULL, 0);

@@ -158,7 +158,7 @@ static clheap_status plan_bitmap_kinds(const clheap_heap_config *config, uint64_
     uint64_t avail = units - header_units;
     uint64_t n = avail * 128 / ((uint64_t)(item_units + extra_units_per_item) * 128 + bitmaps);
     for (;; n--) {
-        if (n == 0 || n >= UINT32_MAX / 64)
+        if (n == 0 || n >= UINT32_MAX - 64) /* bit positions are 32-bit */
             return n == 0 ? CLHEAP_ERROR_HEAP_TOO_SMALL : CLHEAP_ERROR_SIZE_TOO_LARGE;
         uint64_t bitmap_units = bitmaps * ((bitmap_containers(n, NULL) * 8 + CLHEAP_UNIT - 1) / CLHEAP_UNIT);
         if (header_units + bitmap_units + n * (item_units + extra_units_per_item) <= units)

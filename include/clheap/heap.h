@@ -62,8 +62,9 @@ typedef struct clheap_heap_config {
     uint32_t class_count;         /* BlockAlloc: size classes in class_bytes (0: the default list) */
     uint32_t class_bytes[32];     /* ascending multiples of 16, each <= 64 * frame_bytes;
                                      a class index is also a typed-object type id */
-    uint32_t no_warp_coalescing;  /* BlockAlloc on NVIDIA: 1 turns off the inline-PTX warp
-                                     coalescing that is otherwise used after a probe compile */
+    uint32_t no_warp_coalescing;  /* BlockAlloc and the CircularMalloc family on NVIDIA: 1 turns
+                                     off the inline-PTX warp coalescing that is otherwise used
+                                     after a probe compile */
 } clheap_heap_config;
 
 clheap_heap_config clheap_heap_config_default(void);
