@@ -283,11 +283,11 @@ int bench_throughput(bench_env *env)
                 bench_min_max(tm, runs, &m_min, &m_max);
                 bench_min_max(tf, runs, &f_min, &f_max);
                 double m = bench_median(tm, runs), f = bench_median(tf, runs);
-                char options[128] = "";
+                char options[128] = "", label[32];
                 clheap_heap_build_options(r.heap, options, sizeof options);
-                const char *name = group ? "BlockAlloc+group"
-                                   : strstr(options, "HAVE_PTX") ? "BlockAlloc+warp"
-                                                                 : clheap_allocator_name((clheap_allocator)a);
+                snprintf(label, sizeof label, "%s%s", clheap_allocator_name((clheap_allocator)a),
+                         group ? "+group" : strstr(options, "HAVE_PTX") ? "+warp" : "");
+                const char *name = label;
                 if (wrong) {
                     printf("  %-16s %9zu %6u   WRONG: overlapping or out-of-pool allocations\n", name,
                            n, bytes);

@@ -32,7 +32,7 @@ set xlabel "work-groups"
 plot for [a in allocators] papers every ::1 using (strcol(1) eq "probability" && strcol(2) eq a && $3 == 32 ? $4 : 1/0):5 with linespoints title a
 
 throughput = dir."/throughput.csv"
-rows = allocators." BlockAlloc+warp BlockAlloc+group"
+rows = allocators." CMalloc+warp CFMalloc+warp CMMalloc+warp CFMMalloc+warp BlockAlloc+warp BlockAlloc+group"
 set output dir."/throughput-2e20.png"
 set title "malloc throughput, 2^20 work-items all allocating"
 set xrange [8:8192]; set yrange [1e5:1e11]

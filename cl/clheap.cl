@@ -104,8 +104,9 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_malloc_warp(__global clheap_u32 
         total += v;
     }
     clheap_u32 base = 0u, end = 0u;
+    int why; /* a failed claim for the sum is no NULL yet: the lanes try alone below */
     if (lane == leader && total >= need) /* total < need: the sum overflowed */
-        base = clheap_circular_claim(h, total, CLHEAP_FUSED, CLHEAP_MULTI, &end);
+        base = clheap_circular_claim(h, total, CLHEAP_FUSED, CLHEAP_MULTI, &end, &why);
     base = clheap_ptx_shfl(mask, base, leader);
     end = clheap_ptx_shfl(mask, end, leader);
     if (!base) /* the sum did not fit: each lane alone */

@@ -111,9 +111,10 @@ static CLHEAP_INLINE int clheap_try_claim(CLHEAP_GLOBAL clheap_u32 *h, int fused
 
 /* Claims a chunk of at least `need` units (header included), splitting off the rest,
  * and moves the roving offset past it. Returns the chunk's header unit and, in *end, the
- * unit where it ends; 0 (counted in the header) if nothing fits. */
+ * unit where it ends; 0 if nothing fits, with *why the header counter that explains it
+ * (not incremented here: only a NULL that reaches the caller is counted). */
 static CLHEAP_INLINE clheap_u32 clheap_circular_claim(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 need, int fused,
-                                                      int multi, clheap_u32 *end)
+                                                      int multi, clheap_u32 *end, int *why)
 {
     clheap_u32 first = h[CLHEAP_HDR_POOL_START], sentinel = h[CLHEAP_HDR_POOL_END];
     CLHEAP_GLOBAL clheap_u32 *rover = clheap_rover(h, multi);
@@ -126,7 +127,7 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_claim(CLHEAP_GLOBAL clheap_u32 *
         if (o == sentinel) {
             /* A lap that began at the first chunk ends here; any other wraps once. */
             if (wrapped || start == first) {
-                clheap_count_error(h, CLHEAP_HDR_ERR_OUT_OF_MEMORY);
+                *why = CLHEAP_HDR_ERR_OUT_OF_MEMORY;
                 return 0u;
             }
             wrapped = 1;
@@ -134,7 +135,7 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_claim(CLHEAP_GLOBAL clheap_u32 *
             prev = 0u;
         }
         if (wrapped && o >= start) {
-            clheap_count_error(h, CLHEAP_HDR_ERR_OUT_OF_MEMORY);
+            *why = CLHEAP_HDR_ERR_OUT_OF_MEMORY;
             return 0u;
         }
         int claimed = clheap_try_claim(h, fused, o, need, sentinel, &next);
@@ -145,7 +146,7 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_claim(CLHEAP_GLOBAL clheap_u32 *
              * whose next now skips it; if that one went too (or there is none), start
              * a fresh lap from the first chunk, whose header is never merged away. */
             if (++restarts > CLHEAP_MAX_RESTARTS) {
-                clheap_count_error(h, CLHEAP_HDR_ERR_CONTENDED);
+                *why = CLHEAP_HDR_ERR_CONTENDED;
                 return 0u;
             }
             if (prev) {
@@ -186,9 +187,12 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_malloc_unit(CLHEAP_GLOBAL clheap
         return 0u;
     }
     clheap_u32 end;
-    clheap_u32 o = clheap_circular_claim(h, payload + 1u, fused, multi, &end);
-    if (!o)
+    int why = CLHEAP_HDR_ERR_OUT_OF_MEMORY;
+    clheap_u32 o = clheap_circular_claim(h, payload + 1u, fused, multi, &end, &why);
+    if (!o) {
+        clheap_count_error(h, why);
         return 0u;
+    }
     clheap_store32(clheap_chunk(h, o) + CLHEAP_CHUNK_WORD_REQUEST, (clheap_u32)bytes);
     return o + 1u;
 }
