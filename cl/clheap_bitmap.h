@@ -213,6 +213,12 @@ static CLHEAP_INLINE clheap_u32 clheap_bm_try_find_and_clear(CLHEAP_GLOBAL clhea
     return CLHEAP_BM_FAIL;
 }
 
+/* `count` (1..64) consecutive ones from bit 0. */
+static CLHEAP_INLINE clheap_u64 clheap_ones64(clheap_u32 count)
+{
+    return count == 64u ? ~(clheap_u64)0 : (((clheap_u64)1 << count) - 1u);
+}
+
 /* Clears a run of `count` (1..64) set bits inside one level-0 container; returns the
  * first position, or FAIL. Used to take contiguous frames for a block. Runs start at
  * multiples of `count` when one is free (so a container packs 64 / count runs, where
@@ -224,7 +230,7 @@ static CLHEAP_INLINE clheap_u32 clheap_bm_try_take_run(CLHEAP_GLOBAL clheap_u32 
     clheap_u64 aligned = 0;
     for (clheap_u32 k = 0; k + count <= 64u; k += count)
         aligned |= (clheap_u64)1 << k;
-    clheap_u64 ones = count == 64u ? ~(clheap_u64)0 : (((clheap_u64)1 << count) - 1u);
+    clheap_u64 ones = clheap_ones64(count);
     for (clheap_u32 attempt = 0; attempt < CLHEAP_BM_FIND_TRIES; attempt++) {
         clheap_u64 v;
         clheap_u32 s = seed + attempt * 0x632BE5ABu;
@@ -260,7 +266,7 @@ static CLHEAP_INLINE clheap_u32 clheap_bm_try_take_run(CLHEAP_GLOBAL clheap_u32 
 static CLHEAP_INLINE void clheap_bm_put_run(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc, clheap_u32 pos,
                                             clheap_u32 count)
 {
-    clheap_u64 run = (count == 64u ? ~(clheap_u64)0 : (((clheap_u64)1 << count) - 1u)) << (pos & 63u);
+    clheap_u64 run = clheap_ones64(count) << (pos & 63u);
     clheap_u64 old = clheap_or64(clheap_bm_container(h, desc, 0u, pos >> 6), run);
     if (old == 0) {
         clheap_fence_full();
@@ -281,7 +287,7 @@ static CLHEAP_INLINE void clheap_bm_init_container(CLHEAP_GLOBAL clheap_u32 *h, 
             clheap_u64 v = 0;
             if (fill) {
                 clheap_u32 here = bits - i * 64u;
-                v = here >= 64u ? ~(clheap_u64)0 : (((clheap_u64)1 << here) - 1u);
+                v = clheap_ones64(here >= 64u ? 64u : here);
             }
             clheap_store64(clheap_bm_container(h, desc, l, i), v);
             return;

@@ -92,8 +92,7 @@ static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u64 *clheap_block_iter_bits(CLHEAP_GLO
 /* Bits of the slots a block of class c really has. */
 static CLHEAP_INLINE clheap_u64 clheap_class_slots(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c)
 {
-    clheap_u32 capacity = h[CLHEAP_HDR_CLASS_CAPACITY + c];
-    return capacity == 64u ? ~(clheap_u64)0 : (((clheap_u64)1 << capacity) - 1u);
+    return clheap_ones64(h[CLHEAP_HDR_CLASS_CAPACITY + c]);
 }
 
 /* The smallest class whose slots hold `bytes`, or CLHEAP_MAX_CLASSES. */

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "clheap/clheap.h"
+#include "check.h"
 
 static const char *kernel_source =
     "__kernel void smooth(__global const float *in, __global float *out, int n) {\n"
@@ -15,15 +15,6 @@ static const char *kernel_source =
     "    out[i] = 0.25f * left + 0.5f * in[i] + 0.25f * right;\n"
     "}\n";
 
-#define CHECK(call)                                                                   \
-    do {                                                                              \
-        clheap_status check_status_ = (call);                                         \
-        if (check_status_ != CLHEAP_SUCCESS) {                                        \
-            fprintf(stderr, "%s:%d: %s\n  -> %s\n", __FILE__, __LINE__, #call,        \
-                    clheap_status_string(check_status_));                             \
-            exit(1);                                                                  \
-        }                                                                             \
-    } while (0)
 
 int main(void)
 {

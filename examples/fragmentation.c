@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "clheap/clheap.h"
+#include "check.h"
 
 static const char *source =
     "__kernel void alloc(__global clheap_heap *heap, __global uint *units, uint bytes) {\n"
@@ -18,15 +18,6 @@ static const char *source =
     "    if (units[id]) clheap_free_unit(heap, units[id]);\n"
     "}\n";
 
-#define CHECK(call)                                                                        \
-    do {                                                                                   \
-        clheap_status s_ = (call);                                                         \
-        if (s_ != CLHEAP_SUCCESS) {                                                        \
-            fprintf(stderr, "%s:%d: %s -> %s\n", __FILE__, __LINE__, #call,                \
-                    clheap_status_string(s_));                                             \
-            exit(2);                                                                       \
-        }                                                                                  \
-    } while (0)
 
 enum { ITEMS = 4096 };
 

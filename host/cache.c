@@ -18,12 +18,12 @@
 #include "clheap/cache.h"
 
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "registry.h"
+#include "report.h"
 
 enum { BUFFER_LIVE = 1, BUFFER_CACHED = 2 };
 
@@ -652,17 +652,6 @@ clheap_status clheap_cache_get_stats(clheap_cache *c, clheap_cache_stats *stats)
     return CLHEAP_SUCCESS;
 }
 
-static clheap_status violation(char *what, size_t len, const char *fmt, ...)
-{
-    if (what && len) {
-        va_list args;
-        va_start(args, fmt);
-        vsnprintf(what, len, fmt, args);
-        va_end(args);
-    }
-    return CLHEAP_ERROR_HEAP_CORRUPT;
-}
-
 static clheap_status check_locked(const clheap_cache *c, char *what, size_t len)
 {
     uint64_t live_bytes = 0, live_blocks = 0, cached_bytes = 0, cached_blocks = 0, entries = 0;
@@ -672,10 +661,10 @@ static clheap_status check_locked(const clheap_cache *c, char *what, size_t len)
             continue;
         entries++;
         if (e->tag >= c->tag_count)
-            return violation(what, len, "index entry %zu names tag %u of %zu", i, e->tag,
+            return clheap_report_violation(what, len, "index entry %zu names tag %u of %zu", i, e->tag,
                              c->tag_count);
         if (e->size == 0 || e->size % c->config.granularity)
-            return violation(what, len, "index entry %zu has size %llu, not a multiple of %zu", i,
+            return clheap_report_violation(what, len, "index entry %zu has size %llu, not a multiple of %zu", i,
                              (unsigned long long)e->size, c->config.granularity);
         if (e->state == BUFFER_LIVE) {
             live_bytes += e->size;
@@ -684,29 +673,29 @@ static clheap_status check_locked(const clheap_cache *c, char *what, size_t len)
             cached_bytes += e->size;
             cached_blocks++;
         } else {
-            return violation(what, len, "index entry %zu has state %u", i, e->state);
+            return clheap_report_violation(what, len, "index entry %zu has state %u", i, e->state);
         }
     }
     if (entries != c->index_count || 2 * entries > c->index_capacity)
-        return violation(what, len, "index holds %llu entries, count says %zu, capacity %zu",
+        return clheap_report_violation(what, len, "index holds %llu entries, count says %zu, capacity %zu",
                          (unsigned long long)entries, c->index_count, c->index_capacity);
     if (cached_blocks != c->cached_count)
-        return violation(what, len, "%llu cached entries in the index, %zu in the sorted array",
+        return clheap_report_violation(what, len, "%llu cached entries in the index, %zu in the sorted array",
                          (unsigned long long)cached_blocks, c->cached_count);
     for (size_t i = 0; i < c->cached_count; i++) {
         const cached_buffer *b = &c->cached[i];
         if (i && !cached_less(&c->cached[i - 1], b->size, b->freed_seq))
-            return violation(what, len, "cached array not sorted at %zu", i);
+            return clheap_report_violation(what, len, "cached array not sorted at %zu", i);
         const index_entry *e = index_find((clheap_cache *)c, b->buffer);
         if (!e || e->state != BUFFER_CACHED || e->size != b->size)
-            return violation(what, len, "cached buffer %zu disagrees with the index", i);
+            return clheap_report_violation(what, len, "cached buffer %zu disagrees with the index", i);
         if (b->freed_seq >= c->next_freed_seq)
-            return violation(what, len, "cached buffer %zu freed in the future", i);
+            return clheap_report_violation(what, len, "cached buffer %zu freed in the future", i);
     }
     const clheap_cache_stats *s = &c->stats;
     if (live_bytes != s->live_bytes || live_blocks != s->live_blocks ||
         cached_bytes != s->cached_bytes || cached_blocks != s->cached_blocks)
-        return violation(what, len,
+        return clheap_report_violation(what, len,
                          "counters say live %llu B/%llu, cached %llu B/%llu; index sums to "
                          "live %llu B/%llu, cached %llu B/%llu",
                          (unsigned long long)s->live_bytes, (unsigned long long)s->live_blocks,
@@ -714,17 +703,17 @@ static clheap_status check_locked(const clheap_cache *c, char *what, size_t len)
                          (unsigned long long)live_bytes, (unsigned long long)live_blocks,
                          (unsigned long long)cached_bytes, (unsigned long long)cached_blocks);
     if (c->config.max_cached_bytes && cached_bytes > c->config.max_cached_bytes)
-        return violation(what, len, "cached bytes %llu over the cap %llu",
+        return clheap_report_violation(what, len, "cached bytes %llu over the cap %llu",
                          (unsigned long long)cached_bytes,
                          (unsigned long long)c->config.max_cached_bytes);
     if (c->config.max_total_bytes && live_bytes + cached_bytes > c->config.max_total_bytes)
-        return violation(what, len, "live + cached bytes %llu over the cap %llu",
+        return clheap_report_violation(what, len, "live + cached bytes %llu over the cap %llu",
                          (unsigned long long)(live_bytes + cached_bytes),
                          (unsigned long long)c->config.max_total_bytes);
     if (s->peak_live_bytes < s->live_bytes)
-        return violation(what, len, "peak live bytes below live bytes");
+        return clheap_report_violation(what, len, "peak live bytes below live bytes");
     if (s->driver_allocs - s->driver_releases != entries)
-        return violation(what, len, "%llu driver allocations - %llu releases != %llu owned",
+        return clheap_report_violation(what, len, "%llu driver allocations - %llu releases != %llu owned",
                          (unsigned long long)s->driver_allocs,
                          (unsigned long long)s->driver_releases, (unsigned long long)entries);
     return CLHEAP_SUCCESS;

@@ -13,23 +13,12 @@
  * detects by its tag, so only their range is checked. */
 #include "heap_walk.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "../cl/clheap_layout.h"
 #include "heap_layout.h"
-
-static clheap_status violation(char *what, size_t len, const char *fmt, ...)
-{
-    if (what && len) {
-        va_list args;
-        va_start(args, fmt);
-        vsnprintf(what, len, fmt, args);
-        va_end(args);
-    }
-    return CLHEAP_ERROR_HEAP_CORRUPT;
-}
+#include "report.h"
 
 void clheap_heap_errors_from_header(const uint32_t *w, clheap_heap_errors *e)
 {
@@ -72,25 +61,25 @@ static clheap_status walk_circular(const uint32_t *w, int fused, clheap_heap_sta
     for (uint32_t k = 0; k < w[CLHEAP_HDR_OFFSET_COUNT]; k++) {
         uint32_t rover = w[CLHEAP_HDR_OFFSETS + k];
         if (rover < first || rover > sentinel)
-            return violation(what, len, "roving offset %u is unit %u, outside [%u, %u]", k, rover,
+            return clheap_report_violation(what, len, "roving offset %u is unit %u, outside [%u, %u]", k, rover,
                              first, sentinel);
     }
     int used;
     uint32_t next, request;
     if (!read_header(w, fused, sentinel, &used, &next, &request) || !used || next != first)
-        return violation(what, len, "sentinel at unit %u is not a used header pointing to %u",
+        return clheap_report_violation(what, len, "sentinel at unit %u is not a used header pointing to %u",
                          sentinel, first);
     double internal_sum = 0;
     for (uint32_t u = first; u != sentinel; u = next) {
         if (!read_header(w, fused, u, &used, &next, &request))
-            return violation(what, len, "unit %u should hold a chunk header (tag or flag wrong)", u);
+            return clheap_report_violation(what, len, "unit %u should hold a chunk header (tag or flag wrong)", u);
         if (next <= u || next > sentinel)
-            return violation(what, len, "chunk at unit %u has next %u: not in (%u, %u]", u, next, u,
+            return clheap_report_violation(what, len, "chunk at unit %u has next %u: not in (%u, %u]", u, next, u,
                              sentinel);
         uint64_t bytes = (uint64_t)(next - u) * CLHEAP_UNIT;
         if (used) {
             if (request == 0 || request > bytes - CLHEAP_UNIT)
-                return violation(what, len, "used chunk at unit %u (%llu bytes) records request %u",
+                return clheap_report_violation(what, len, "used chunk at unit %u (%llu bytes) records request %u",
                                  u, (unsigned long long)bytes, request);
             s->used_bytes += bytes;
             s->used_chunks++;
@@ -139,13 +128,13 @@ static clheap_status check_bitmap(const uint32_t *w, uint32_t desc, const char *
         uint64_t bits = bm_count_at(w, desc, l), containers = (bits + 63) / 64;
         const uint64_t *c = bm_level(w, desc, l);
         if (bits % 64 && c[containers - 1] >> (bits % 64))
-            return violation(what, len, "bitmap %s level %u has bits past its end", name, l);
+            return clheap_report_violation(what, len, "bitmap %s level %u has bits past its end", name, l);
         if (l + 1 == levels)
             break;
         for (uint64_t i = 0; i < containers; i++) {
             int above = bm_bit(w, desc, l + 1, i);
             if (c[i] && !above)
-                return violation(what, len,
+                return clheap_report_violation(what, len,
                                  "bitmap %s: level %u container %llu is not empty, its bit above is clear",
                                  name, l, (unsigned long long)i);
             *stale += !c[i] && above;
@@ -183,10 +172,10 @@ static clheap_status walk_blocks(const uint32_t *w, clheap_heap_stats *s, char *
         uint64_t alloc = block_word64(hd, CLHEAP_BLOCK_WORD_ALLOC);
         if (bm_bit(w, CLHEAP_BM_FREE, 0, f)) {
             if (alloc != ~0ull)
-                return violation(what, len, "free frame %u has reservable slots", f);
+                return clheap_report_violation(what, len, "free frame %u has reservable slots", f);
             for (uint32_t c = 0; c < classes; c++)
                 if (bm_bit(w, CLHEAP_BM_ALLOCATED(c), 0, f))
-                    return violation(what, len, "free frame %u is listed as a block of class %u", f, c);
+                    return clheap_report_violation(what, len, "free frame %u is listed as a block of class %u", f, c);
             s->free_bytes += frame_bytes;
             s->free_chunks++;
             f++;
@@ -194,27 +183,27 @@ static clheap_status walk_blocks(const uint32_t *w, clheap_heap_stats *s, char *
         }
         uint32_t cls = hd[CLHEAP_BLOCK_WORD_CLASS];
         if (cls == 0 || cls > classes)
-            return violation(what, len, "frame %u is neither free nor the start of a block (class %u)", f, cls);
+            return clheap_report_violation(what, len, "frame %u is neither free nor the start of a block (class %u)", f, cls);
         uint32_t c = cls - 1, m = w[CLHEAP_HDR_CLASS_FRAMES + c];
         if (f + m > frames || hd[CLHEAP_BLOCK_WORD_OWNER] != f)
-            return violation(what, len, "block at frame %u (class %u) runs past the pool or names owner %u", f, c,
+            return clheap_report_violation(what, len, "block at frame %u (class %u) runs past the pool or names owner %u", f, c,
                              hd[CLHEAP_BLOCK_WORD_OWNER]);
         for (uint32_t g = f + 1; g < f + m; g++) {
             const uint32_t *hg = block_header(w, g);
             if (bm_bit(w, CLHEAP_BM_FREE, 0, g) || hg[CLHEAP_BLOCK_WORD_OWNER] != f ||
                 hg[CLHEAP_BLOCK_WORD_CLASS] != 0 || block_word64(hg, CLHEAP_BLOCK_WORD_ALLOC) != ~0ull)
-                return violation(what, len, "frame %u of the block at frame %u is free or not owned by it", g, f);
+                return clheap_report_violation(what, len, "frame %u of the block at frame %u is free or not owned by it", g, f);
         }
         uint64_t slots = class_slots(w, c);
         if ((alloc | slots) != ~0ull)
-            return violation(what, len, "block at frame %u has slots past its capacity free", f);
+            return clheap_report_violation(what, len, "block at frame %u has slots past its capacity free", f);
         if (!bm_bit(w, CLHEAP_BM_ALLOCATED(c), 0, f))
-            return violation(what, len, "block at frame %u (class %u) is missing from its allocated bitmap", f, c);
+            return clheap_report_violation(what, len, "block at frame %u (class %u) is missing from its allocated bitmap", f, c);
         uint32_t live = (uint32_t)__builtin_popcountll(alloc & slots);
         uint32_t capacity = w[CLHEAP_HDR_CLASS_CAPACITY + c];
         int active = bm_bit(w, CLHEAP_BM_ACTIVE(c), 0, f);
         if (live < capacity && !active)
-            return violation(what, len, "block at frame %u (class %u) has %u of %u slots used but is not active",
+            return clheap_report_violation(what, len, "block at frame %u (class %u) has %u of %u slots used but is not active",
                              f, c, live, capacity);
         s->stale_hints += live == capacity && active;
         blocks_seen[c]++;
@@ -236,7 +225,7 @@ static clheap_status walk_blocks(const uint32_t *w, clheap_heap_stats *s, char *
                 active_listed++; /* marks a reclaimed block: a stale hint */
         }
         if (listed != blocks_seen[c])
-            return violation(what, len, "class %u: %llu blocks listed as allocated, %llu found", c,
+            return clheap_report_violation(what, len, "class %u: %llu blocks listed as allocated, %llu found", c,
                              (unsigned long long)listed, (unsigned long long)blocks_seen[c]);
         s->stale_hints += active_listed;
         s->class_bytes[c] = w[CLHEAP_HDR_CLASS_BYTES + c];
@@ -362,16 +351,16 @@ clheap_status clheap_heap_walk(const uint32_t *w, uint64_t unit_count, clheap_he
         what[0] = '\0';
     if (unit_count < CLHEAP_HDR_FIXED_WORDS / 4u || w[CLHEAP_HDR_MAGIC] != CLHEAP_MAGIC ||
         w[CLHEAP_HDR_VERSION] != CLHEAP_LAYOUT_VERSION)
-        return violation(what, len, "no clheap heap header (magic %#x, version %u)",
+        return clheap_report_violation(what, len, "no clheap heap header (magic %#x, version %u)",
                          w[CLHEAP_HDR_MAGIC], w[CLHEAP_HDR_VERSION]);
     clheap_allocator a = (clheap_allocator)w[CLHEAP_HDR_KIND];
     if (!clheap_allocator_name(a))
-        return violation(what, len, "unknown allocator kind %u", (unsigned)a);
+        return clheap_report_violation(what, len, "unknown allocator kind %u", (unsigned)a);
     uint32_t first = w[CLHEAP_HDR_POOL_START], end = w[CLHEAP_HDR_POOL_END];
     uint32_t offsets = w[CLHEAP_HDR_OFFSET_COUNT];
     if (offsets == 0 || (!clheap_allocator_is_bitmap(a) && first * 4u < CLHEAP_HDR_OFFSETS + offsets) || first >= end ||
         end >= unit_count + (clheap_allocator_is_circular(a) ? 0u : 1u))
-        return violation(what, len, "pool bounds [%u, %u) and %u offsets do not fit %llu units",
+        return clheap_report_violation(what, len, "pool bounds [%u, %u) and %u offsets do not fit %llu units",
                          first, end, offsets, (unsigned long long)unit_count);
     s->allocator = a;
     s->heap_bytes = unit_count * CLHEAP_UNIT;
