@@ -8,11 +8,9 @@
 #include "bench.h"
 
 static const char *bench_kernels =
-    "uint bench_hash(uint x) {\n"
-    "    x ^= x >> 16; x *= 0x7feb352du; x ^= x >> 15; x *= 0x846ca68bu; x ^= x >> 16; return x;\n"
-    "}\n"
+    "/* clheap_hash32 comes with the allocator source built in front of these kernels. */\n"
     "/* bytes == 0: a mixed-size run, 16 B .. 4 KiB in powers of two by work-item */\n"
-    "uint bench_size(uint bytes, uint id) { return bytes ? bytes : 16u << (bench_hash(id) % 9u); }\n"
+    "uint bench_size(uint bytes, uint id) { return bytes ? bytes : 16u << (clheap_hash32(id) % 9u); }\n"
     "/* Alloc-Dealloc: one work-item in `stride` allocates, stamps the first and last word,\n"
     " * checks them and frees. fails[0]: NULLs, fails[1]: stamps overwritten. */\n"
     "__kernel void bench_ad(__global clheap_heap *heap, uint bytes, uint stride, __global uint *fails) {\n"
@@ -49,7 +47,7 @@ static const char *bench_kernels =
     "                                __global uint *held, uint seed, __global uint *counts) {\n"
     "    uint id = get_global_id(0);\n"
     "    if (id % stride) return;\n"
-    "    uint r = bench_hash(id * 0x9E3779B1u + seed) % 4u;\n"
+    "    uint r = clheap_hash32(id * 0x9E3779B1u + seed) % 4u;\n"
     "    __global uint *p = clheap_pointer(heap, held[id]);\n"
     "    if (p) {\n"
     "        if (p[0] != id) atomic_inc(&counts[1]);\n"
@@ -110,7 +108,8 @@ double bench_event_seconds(cl_event e)
     return (double)(end - start) * 1e-9;
 }
 
-/* The size a work-item of bench_malloc asks for (the kernel's bench_size). */
+/* The size a work-item of bench_malloc asks for (the kernel's bench_size). The hash is
+ * cl/clheap_bitmap.h's clheap_hash32, which the kernels call; the host needs the same. */
 static uint32_t host_hash(uint32_t x)
 {
     x ^= x >> 16;

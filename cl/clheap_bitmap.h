@@ -195,20 +195,9 @@ static CLHEAP_INLINE clheap_u32 clheap_bm_try_find_and_clear(CLHEAP_GLOBAL clhea
                                                              clheap_u32 seed)
 {
     for (clheap_u32 attempt = 0; attempt < CLHEAP_BM_FIND_TRIES; attempt++) {
-        clheap_u64 v;
-        clheap_u32 s = seed + attempt * 0x632BE5ABu;
-        clheap_u32 c = clheap_bm_find_container(h, desc, s, &v);
-        if (c == CLHEAP_BM_FAIL)
-            return c;
-        clheap_u32 bit = clheap_pick_bit(v, clheap_hash32(s) >> 26);
-        clheap_u64 mask = (clheap_u64)1 << bit;
-        clheap_u64 old = clheap_and64(clheap_bm_container(h, desc, 0u, c), ~mask);
-        if (old == mask) {
-            clheap_fence_full();
-            clheap_bm_clear_above(h, desc, 0u, c);
-        }
-        if (old & mask)
-            return c * 64u + bit;
+        clheap_u32 pos = clheap_bm_try_find_set(h, desc, seed + attempt * 0x632BE5ABu);
+        if (pos == CLHEAP_BM_FAIL || clheap_bm_try_clear(h, desc, pos))
+            return pos;
     }
     return CLHEAP_BM_FAIL;
 }

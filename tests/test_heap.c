@@ -15,10 +15,7 @@
 #include "../cl/clheap_layout.h"
 
 static const char *test_kernels =
-    "uint test_hash(uint x) {\n"
-    "    x ^= x >> 16; x *= 0x7feb352du; x ^= x >> 15; x *= 0x846ca68bu; x ^= x >> 16;\n"
-    "    return x;\n"
-    "}\n"
+    "/* clheap_hash32 comes with the allocator source built in front of these kernels. */\n"
     "void write_tag(__global uchar *p, uint bytes, uint tag) {\n"
     "    __global uint *w = (__global uint *)p;\n"
     "    for (uint i = 0; i < bytes / 4u; i++) w[i] = tag;\n"
@@ -27,7 +24,7 @@ static const char *test_kernels =
     "__kernel void alloc_random(__global clheap_heap *heap, __global uint *units,\n"
     "                           __global uint *sizes, uint seed, uint lo, uint hi) {\n"
     "    uint id = get_global_id(0);\n"
-    "    uint bytes = lo + test_hash(id * 7919u + seed) % (hi - lo + 1u);\n"
+    "    uint bytes = lo + clheap_hash32(id * 7919u + seed) % (hi - lo + 1u);\n"
     "    __global uchar *p = clheap_malloc(heap, bytes);\n"
     "    units[id] = clheap_unit_of(heap, p);\n"
     "    sizes[id] = bytes;\n"
