@@ -136,14 +136,43 @@ static clheap_status build(clheap_heap *heap, size_t count, const char **sources
     return CLHEAP_SUCCESS;
 }
 
+/* NULL is an invalid argument; a handle not (or no longer) registered is invalid. */
+static clheap_status live(const clheap_heap *heap)
+{
+    if (!heap)
+        return CLHEAP_ERROR_INVALID_ARGUMENT;
+    return clheap_registry_contains(heap) ? CLHEAP_SUCCESS : CLHEAP_ERROR_INVALID_HANDLE;
+}
+
+/* Reads the buffer's first `bytes` into a new host image (blocking); free() it. */
+static clheap_status read_image(clheap_heap *heap, size_t bytes, uint32_t **image)
+{
+    *image = malloc(bytes);
+    if (!*image)
+        return CLHEAP_ERROR_OUT_OF_HOST_MEMORY;
+    cl_int err = clEnqueueReadBuffer(heap->queue, heap->buffer, CL_TRUE, 0, bytes, *image, 0, NULL, NULL);
+    if (err != CL_SUCCESS) {
+        free(*image);
+        *image = NULL;
+    }
+    return err;
+}
+
+/* Header, bitmaps and block headers: everything before the pool. */
+static size_t bytes_before_pool(const clheap_heap *heap)
+{
+    return (size_t)heap->layout.header[CLHEAP_HDR_POOL_START] * CLHEAP_UNIT_BYTES;
+}
+
 clheap_status clheap_heap_build_program(clheap_heap *heap, size_t count, const char **sources,
                                         const char *options, cl_program *program, char *log,
                                         size_t log_len)
 {
-    if (!heap || !program || (count && !sources))
+    if (!program || (count && !sources))
         return CLHEAP_ERROR_INVALID_ARGUMENT;
-    if (!clheap_registry_contains(heap))
-        return CLHEAP_ERROR_INVALID_HANDLE;
+    clheap_status status = live(heap);
+    if (status != CLHEAP_SUCCESS)
+        return status;
     *program = NULL;
     return build(heap, count, sources, options, program, log, log_len);
 }
@@ -179,10 +208,9 @@ static clheap_status enqueue_initialisation(clheap_heap *heap)
 
 clheap_status clheap_heap_reset(clheap_heap *heap)
 {
-    if (!heap)
-        return CLHEAP_ERROR_INVALID_ARGUMENT;
-    if (!clheap_registry_contains(heap))
-        return CLHEAP_ERROR_INVALID_HANDLE;
+    clheap_status status = live(heap);
+    if (status != CLHEAP_SUCCESS)
+        return status;
     return enqueue_initialisation(heap);
 }
 
@@ -302,10 +330,9 @@ clheap_status clheap_heap_destroy(clheap_heap *heap)
 
 clheap_status clheap_heap_read_errors(clheap_heap *heap, clheap_heap_errors *errors)
 {
-    if (!heap)
-        return CLHEAP_ERROR_INVALID_ARGUMENT;
-    if (!clheap_registry_contains(heap))
-        return CLHEAP_ERROR_INVALID_HANDLE;
+    clheap_status status = live(heap);
+    if (status != CLHEAP_SUCCESS)
+        return status;
     uint32_t words[32]; /* the fixed header: counters included */
     cl_int err = clEnqueueReadBuffer(heap->queue, heap->buffer, CL_TRUE, 0, sizeof words, words, 0,
                                      NULL, NULL);
@@ -326,17 +353,11 @@ clheap_status clheap_heap_read_errors(clheap_heap *heap, clheap_heap_errors *err
 static clheap_status read_and_walk(clheap_heap *heap, clheap_heap_stats *stats, char *what,
                                    size_t what_len)
 {
-    if (!heap)
-        return CLHEAP_ERROR_INVALID_ARGUMENT;
-    if (!clheap_registry_contains(heap))
-        return CLHEAP_ERROR_INVALID_HANDLE;
-    size_t bytes = (size_t)heap->layout.total_units * CLHEAP_UNIT_BYTES;
-    uint32_t *image = malloc(bytes);
-    if (!image)
-        return CLHEAP_ERROR_OUT_OF_HOST_MEMORY;
-    cl_int err = clEnqueueReadBuffer(heap->queue, heap->buffer, CL_TRUE, 0, bytes, image, 0, NULL, NULL);
-    clheap_status status = err;
-    if (err == CL_SUCCESS)
+    clheap_status status = live(heap);
+    uint32_t *image = NULL;
+    if (status == CLHEAP_SUCCESS)
+        status = read_image(heap, (size_t)heap->layout.total_units * CLHEAP_UNIT_BYTES, &image);
+    if (status == CLHEAP_SUCCESS)
         status = clheap_heap_walk(image, heap->layout.total_units, stats, what, what_len);
     free(image);
     return status;
@@ -356,67 +377,61 @@ clheap_status clheap_heap_check(clheap_heap *heap, char *what, size_t what_len)
 
 clheap_status clheap_heap_repair(clheap_heap *heap, uint64_t *repaired)
 {
-    if (!heap)
-        return CLHEAP_ERROR_INVALID_ARGUMENT;
-    if (!clheap_registry_contains(heap))
-        return CLHEAP_ERROR_INVALID_HANDLE;
+    clheap_status status = live(heap);
+    if (status != CLHEAP_SUCCESS)
+        return status;
     if (repaired)
         *repaired = 0;
     if (!clheap_allocator_is_bitmap(heap->config.allocator))
         return CLHEAP_SUCCESS;
-    size_t bytes = (size_t)heap->layout.total_units * CLHEAP_UNIT_BYTES;
-    uint32_t *image = malloc(bytes);
-    if (!image)
-        return CLHEAP_ERROR_OUT_OF_HOST_MEMORY;
-    cl_int err = clEnqueueReadBuffer(heap->queue, heap->buffer, CL_TRUE, 0, bytes, image, 0, NULL, NULL);
-    if (err == CL_SUCCESS) {
+    /* Bitmaps and block headers sit between the header and the pool: only they change. */
+    size_t end = bytes_before_pool(heap);
+    uint32_t *image = NULL;
+    status = read_image(heap, end, &image);
+    if (status == CLHEAP_SUCCESS) {
         uint64_t fixed = clheap_heap_repair_image(image, heap->layout.total_units);
         if (repaired)
             *repaired = fixed;
-        /* Bitmaps and block headers sit between the header and the pool. */
         size_t begin = (size_t)image[CLHEAP_HDR_BITMAP_FIRST] * CLHEAP_UNIT_BYTES;
-        size_t end = (size_t)image[CLHEAP_HDR_POOL_START] * CLHEAP_UNIT_BYTES;
         if (fixed)
-            err = clEnqueueWriteBuffer(heap->queue, heap->buffer, CL_TRUE, begin, end - begin,
-                                       (char *)image + begin, 0, NULL, NULL);
+            status = clEnqueueWriteBuffer(heap->queue, heap->buffer, CL_TRUE, begin, end - begin,
+                                          (char *)image + begin, 0, NULL, NULL);
     }
     free(image);
-    return err;
+    return status;
 }
 
 clheap_status clheap_heap_indices(clheap_heap *heap, uint32_t class_index, uint32_t *out, size_t cap,
                                   size_t *count)
 {
-    if (!heap || !count || (cap && !out))
+    if (!count || (cap && !out))
         return CLHEAP_ERROR_INVALID_ARGUMENT;
-    if (!clheap_registry_contains(heap))
-        return CLHEAP_ERROR_INVALID_HANDLE;
+    clheap_status status = live(heap);
+    if (status != CLHEAP_SUCCESS)
+        return status;
     clheap_allocator a = heap->config.allocator;
     if (!clheap_allocator_is_bitmap(a))
         return CLHEAP_ERROR_UNSUPPORTED;
     if (a == CLHEAP_BITMAP_ALLOC ? class_index != 0 : class_index >= heap->layout.header[CLHEAP_HDR_CLASS_COUNT])
         return CLHEAP_ERROR_INVALID_ARGUMENT;
-    /* Only the header and the bitmap region are needed. */
-    size_t bytes = (size_t)heap->layout.header[CLHEAP_HDR_POOL_START] * CLHEAP_UNIT_BYTES;
-    uint32_t *image = malloc(bytes);
-    if (!image)
-        return CLHEAP_ERROR_OUT_OF_HOST_MEMORY;
-    cl_int err = clEnqueueReadBuffer(heap->queue, heap->buffer, CL_TRUE, 0, bytes, image, 0, NULL, NULL);
-    if (err == CL_SUCCESS) {
+    uint32_t *image = NULL;
+    status = read_image(heap, bytes_before_pool(heap), &image);
+    if (status == CLHEAP_SUCCESS) {
         uint32_t desc = a == CLHEAP_BITMAP_ALLOC ? CLHEAP_BM_FREE : CLHEAP_BM_ALLOCATED(class_index);
         *count = (size_t)clheap_bitmap_indices(image, desc, out, cap, NULL);
     }
     free(image);
-    return err;
+    return status;
 }
 
 clheap_status clheap_heap_parallel_do(clheap_heap *heap, uint32_t class_index, cl_kernel kernel,
                                       cl_uint blocks_arg, size_t local_size)
 {
-    if (!heap || !kernel)
+    if (!kernel)
         return CLHEAP_ERROR_INVALID_ARGUMENT;
-    if (!clheap_registry_contains(heap))
-        return CLHEAP_ERROR_INVALID_HANDLE;
+    clheap_status status = live(heap);
+    if (status != CLHEAP_SUCCESS)
+        return status;
     if (heap->config.allocator != CLHEAP_BLOCK_ALLOC)
         return CLHEAP_ERROR_UNSUPPORTED;
     if (class_index >= heap->layout.header[CLHEAP_HDR_CLASS_COUNT])
