@@ -23,6 +23,7 @@
 #include "clheap_bump.h"
 #include "clheap_circular.h"
 #include "clheap_blocks.h"
+#include "clheap_tier.h"
 
 #ifndef CLHEAP_ALLOCATOR
 #error "clheap.cl: build with clheap_heap_build_options() (it defines CLHEAP_ALLOCATOR)"
@@ -39,6 +40,8 @@
 #define CLHEAP_MULTI 0
 #endif
 #define CLHEAP_IS_CIRCULAR (CLHEAP_ALLOCATOR >= CLHEAP_KIND_CMALLOC && CLHEAP_ALLOCATOR <= CLHEAP_KIND_CFMMALLOC)
+/* Allocators made of DynaSOAr-style blocks (group coalescing, parallel_do, SOA helpers). */
+#define CLHEAP_HAS_BLOCKS (CLHEAP_ALLOCATOR == CLHEAP_KIND_BLOCKS || CLHEAP_ALLOCATOR == CLHEAP_KIND_TIER)
 
 /* Opaque: kernels take `__global clheap_heap *heap`; the host passes the heap buffer. */
 typedef struct clheap_heap clheap_heap;
@@ -48,7 +51,7 @@ static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u32 *clheap_words(CLHEAP_GLOBAL clheap
     return (CLHEAP_GLOBAL clheap_u32 *)heap;
 }
 
-#if defined(CLHEAP_HAVE_PTX) && (CLHEAP_ALLOCATOR == CLHEAP_KIND_BLOCKS || CLHEAP_IS_CIRCULAR)
+#if defined(CLHEAP_HAVE_PTX) && (CLHEAP_HAS_BLOCKS || CLHEAP_IS_CIRCULAR)
 /* Warp-level request coalescing on NVIDIA (enabled by the library only after a probe
  * compile of these instructions succeeds): the converged lanes that ask for the same
  * class elect a leader, which reserves all their slots in one block with one atomic
@@ -143,23 +146,35 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_malloc_warp(__global clheap_u32 
 }
 #endif
 
-#if CLHEAP_ALLOCATOR == CLHEAP_KIND_BLOCKS
+#if CLHEAP_HAS_BLOCKS
+/* Blocks: the lanes asking for one class reserve their slots with one atomic of the
+ * lowest lane. TierAlloc tries its hinted block first; its large requests go alone
+ * (they are never coalesced: each is a run of frames of its own). */
 static CLHEAP_INLINE clheap_u32 clheap_blocks_malloc_warp(__global clheap_u32 *h, clheap_size bytes)
 {
     clheap_u32 c = bytes ? clheap_class_for(h, bytes) : CLHEAP_MAX_CLASSES;
-    if (c == CLHEAP_MAX_CLASSES) {
-        clheap_count_error(h, CLHEAP_HDR_ERR_BAD_SIZE);
-        return 0u;
-    }
     clheap_u32 mask = clheap_ptx_activemask();
     clheap_u32 peers = clheap_ptx_match(mask, c);
+    if (c == CLHEAP_MAX_CLASSES) {
+#if CLHEAP_ALLOCATOR == CLHEAP_KIND_TIER
+        return clheap_tier_malloc_large(h, bytes, clheap_rotation_seed());
+#else
+        clheap_count_error(h, CLHEAP_HDR_ERR_BAD_SIZE);
+        return 0u;
+#endif
+    }
     clheap_u32 lane = clheap_ptx_laneid();
     clheap_u32 leader = 31u - clz(peers & (0u - peers));
     clheap_u32 rank = popcount(peers & ((1u << lane) - 1u));
     clheap_u32 frame = CLHEAP_BM_FAIL;
     clheap_u64 got = 0;
-    if (lane == leader)
+    if (lane == leader) {
+#if CLHEAP_ALLOCATOR == CLHEAP_KIND_TIER
+        frame = clheap_tier_reserve(h, c, popcount(peers), clheap_rotation_seed(), &got);
+#else
         frame = clheap_block_reserve_any(h, c, popcount(peers), clheap_rotation_seed(), &got);
+#endif
+    }
     frame = clheap_ptx_shfl(peers, frame, leader);
     clheap_u32 lo = clheap_ptx_shfl(peers, (clheap_u32)got, leader);
     clheap_u32 hi = clheap_ptx_shfl(peers, (clheap_u32)(got >> 32), leader);
@@ -169,7 +184,11 @@ static CLHEAP_INLINE clheap_u32 clheap_blocks_malloc_warp(__global clheap_u32 *h
             got &= got - 1u;
         return clheap_slot_unit(h, frame, c, clheap_ctz64(got));
     }
+#if CLHEAP_ALLOCATOR == CLHEAP_KIND_TIER
+    return clheap_tier_malloc_unit(h, bytes, clheap_rotation_seed() + 0x5bd1e995u);
+#else
     return clheap_blocks_malloc_unit(h, bytes, clheap_rotation_seed() + 0x5bd1e995u);
+#endif
 }
 #endif
 #endif
@@ -187,10 +206,12 @@ static CLHEAP_INLINE clheap_u32 clheap_malloc_unit(CLHEAP_GLOBAL clheap_heap *he
     return clheap_circular_malloc_unit(clheap_words(heap), size, CLHEAP_FUSED, CLHEAP_MULTI);
 #elif CLHEAP_ALLOCATOR == CLHEAP_KIND_BITMAP
     return clheap_bitmap_malloc_unit(clheap_words(heap), size, clheap_rotation_seed());
-#elif CLHEAP_ALLOCATOR == CLHEAP_KIND_BLOCKS && defined(CLHEAP_HAVE_PTX)
+#elif CLHEAP_HAS_BLOCKS && defined(CLHEAP_HAVE_PTX)
     return clheap_blocks_malloc_warp(clheap_words(heap), size);
 #elif CLHEAP_ALLOCATOR == CLHEAP_KIND_BLOCKS
     return clheap_blocks_malloc_unit(clheap_words(heap), size, clheap_rotation_seed());
+#elif CLHEAP_ALLOCATOR == CLHEAP_KIND_TIER
+    return clheap_tier_malloc_unit(clheap_words(heap), size, clheap_rotation_seed());
 #else
 #error "clheap.cl: unknown CLHEAP_ALLOCATOR"
 #endif
@@ -226,6 +247,8 @@ static CLHEAP_INLINE void clheap_free(CLHEAP_GLOBAL clheap_heap *heap, CLHEAP_GL
     clheap_bitmap_free(clheap_words(heap), ptr);
 #elif CLHEAP_ALLOCATOR == CLHEAP_KIND_BLOCKS
     clheap_blocks_free(clheap_words(heap), ptr);
+#elif CLHEAP_ALLOCATOR == CLHEAP_KIND_TIER
+    clheap_tier_free(clheap_words(heap), ptr);
 #else
     clheap_bump_free(clheap_words(heap), ptr);
 #endif
@@ -249,7 +272,7 @@ static CLHEAP_INLINE void clheap_free_unit(CLHEAP_GLOBAL clheap_heap *heap, clhe
 static CLHEAP_INLINE __global void *clheap_malloc_group(__global clheap_heap *heap, clheap_size size, int want,
                                                         __local clheap_u32 *scratch)
 {
-#if CLHEAP_ALLOCATOR == CLHEAP_KIND_BLOCKS
+#if CLHEAP_HAS_BLOCKS
     __global clheap_u32 *h = clheap_words(heap);
     clheap_u32 lid = (clheap_u32)(get_local_id(0) + get_local_size(0) * (get_local_id(1) + get_local_size(1) * get_local_id(2)));
     clheap_u32 c = want && size ? clheap_class_for(h, size) : CLHEAP_MAX_CLASSES;
@@ -306,7 +329,7 @@ static CLHEAP_INLINE __global void *clheap_malloc_group(__global clheap_heap *he
 }
 #endif
 
-#if CLHEAP_ALLOCATOR == CLHEAP_KIND_BLOCKS
+#if CLHEAP_HAS_BLOCKS
 /* parallel_do: with `blocks`/`block_count` from clheap_heap_parallel_do, work-item i
  * handles slot i % 64 of block i / 64, and gets its object only if the slot was live
  * when the launch began (the iteration bitmap): objects created during the launch are

@@ -29,7 +29,7 @@
 #ifndef CLHEAP_BLOCKS_H
 #define CLHEAP_BLOCKS_H
 
-#include "clheap_bitmap.h"
+#include "clheap_pages.h"
 
 #ifndef CLHEAP_BLOCK_FAST_TRIES
 #define CLHEAP_BLOCK_FAST_TRIES 4
@@ -73,6 +73,19 @@ static CLHEAP_INLINE void clheap_bitmap_free(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP
 }
 
 /* ---- blocks ----------------------------------------------------------------------- */
+
+/* Where a block's frames come from: BlockAlloc's free-frame bitmap (runs inside one
+ * container), or TierAlloc's page tier. A compile-time choice on the device; the host
+ * build of the core has every kind in one program and asks the header. */
+static CLHEAP_INLINE int clheap_frames_from_pages(CLHEAP_GLOBAL clheap_u32 *h)
+{
+#ifdef CLHEAP_ALLOCATOR
+    (void)h;
+    return CLHEAP_ALLOCATOR == CLHEAP_KIND_TIER;
+#else
+    return h[CLHEAP_HDR_KIND] == CLHEAP_KIND_TIER;
+#endif
+}
 
 static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u32 *clheap_block_header(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame)
 {
@@ -156,7 +169,7 @@ static CLHEAP_INLINE clheap_u64 clheap_block_reserve(CLHEAP_GLOBAL clheap_u32 *h
     clheap_fence_acquire();
     if (clheap_load32(clheap_block_header(h, frame) + CLHEAP_BLOCK_WORD_CLASS) != c + 1u) {
         clheap_u32 actual = clheap_load32(clheap_block_header(h, frame) + CLHEAP_BLOCK_WORD_CLASS);
-        if (actual != 0u)
+        if (actual != 0u && actual <= h[CLHEAP_HDR_CLASS_COUNT])
             clheap_block_release_slots(h, frame, actual - 1u, got);
         return 0;
     }
@@ -170,7 +183,10 @@ static CLHEAP_INLINE void clheap_block_reclaim(CLHEAP_GLOBAL clheap_u32 *h, clhe
     clheap_bm_try_clear(h, CLHEAP_BM_ALLOCATED(c), frame);
     clheap_store32(clheap_block_header(h, frame) + CLHEAP_BLOCK_WORD_CLASS, 0u);
     clheap_fence_release();
-    clheap_bm_put_run(h, CLHEAP_BM_FREE, frame, h[CLHEAP_HDR_CLASS_FRAMES + c]);
+    if (clheap_frames_from_pages(h))
+        clheap_pages_put(h, frame, h[CLHEAP_HDR_CLASS_FRAMES + c]);
+    else
+        clheap_bm_put_run(h, CLHEAP_BM_FREE, frame, h[CLHEAP_HDR_CLASS_FRAMES + c]);
 }
 
 /* Frees `bits` (all set) of the block at `frame` of class c: activation, invalidation. */
@@ -205,9 +221,11 @@ static CLHEAP_INLINE clheap_u32 clheap_block_new(CLHEAP_GLOBAL clheap_u32 *h, cl
                                                  clheap_u32 seed, clheap_u64 *got)
 {
     clheap_u32 frames = h[CLHEAP_HDR_CLASS_FRAMES + c];
-    clheap_u32 frame = clheap_bm_try_take_run(h, CLHEAP_BM_FREE, frames, seed);
+    clheap_u32 frame = clheap_frames_from_pages(h) ? clheap_pages_take(h, frames, seed)
+                                                   : clheap_bm_try_take_run(h, CLHEAP_BM_FREE, frames, seed);
     if (frame == CLHEAP_BM_FAIL)
         return CLHEAP_BM_FAIL;
+    clheap_fence_acquire(); /* the frames' last owner released them after its header writes */
     for (clheap_u32 f = 1u; f < frames; f++)
         clheap_store32(clheap_block_header(h, frame + f) + CLHEAP_BLOCK_WORD_OWNER, frame);
     CLHEAP_GLOBAL clheap_u32 *header = clheap_block_header(h, frame);

@@ -12,29 +12,17 @@ __kernel void clheap_init_chunks(__global clheap_heap *heap, uint chunk_count)
         clheap_circular_init_chunk(clheap_words(heap), CLHEAP_FUSED, index, chunk_count);
 }
 
-#if CLHEAP_ALLOCATOR == CLHEAP_KIND_BITMAP || CLHEAP_ALLOCATOR == CLHEAP_KIND_BLOCKS
-/* One work-item per bitmap container and per frame: bitmap 0 (free slots or free
- * frames) starts full, every other bitmap empty. */
+#if CLHEAP_ALLOCATOR == CLHEAP_KIND_BITMAP || CLHEAP_HAS_BLOCKS
+/* One work-item per bitmap container and per frame (cl/clheap_tier.h). */
 __kernel void clheap_init_bitmaps(__global clheap_heap *heap, uint bitmap_count, uint items)
 {
-    __global uint *h = clheap_words(heap);
     uint i = (uint)get_global_id(0);
-    if (i >= items)
-        return;
-    for (uint b = 0; b < bitmap_count; b++) {
-        uint desc = CLHEAP_BM_DESC(b);
-        uint levels = h[desc + CLHEAP_BM_LEVELS];
-        uint total = h[desc + CLHEAP_BM_LEVEL0 + levels - 1u] + 1u; /* containers, all levels */
-        if (i < total)
-            clheap_bm_init_container(h, desc, i, b == 0u);
-    }
-#if CLHEAP_ALLOCATOR == CLHEAP_KIND_BLOCKS
-    clheap_blocks_init_frame(h, i);
-#endif
+    if (i < items)
+        clheap_bitmap_kinds_init_item(clheap_words(heap), bitmap_count, i);
 }
 #endif
 
-#if CLHEAP_ALLOCATOR == CLHEAP_KIND_BLOCKS
+#if CLHEAP_HAS_BLOCKS
 /* parallel_do, step 1: one work-item per container of class c's allocated-block bitmap
  * lists its blocks and snapshots their allocation bitmaps as iteration bitmaps. */
 __kernel void clheap_collect_blocks(__global clheap_heap *heap, uint c, __global uint *blocks,

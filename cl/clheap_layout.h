@@ -11,7 +11,7 @@
 
 #define CLHEAP_UNIT 16u
 #define CLHEAP_MAGIC 0x50484c43u /* "CLHP" */
-#define CLHEAP_LAYOUT_VERSION 1u
+#define CLHEAP_LAYOUT_VERSION 2u
 
 /* Allocator kinds: the same numbers as enum clheap_allocator in <clheap/heap.h>. */
 #define CLHEAP_KIND_ATOMIC 1
@@ -22,6 +22,7 @@
 #define CLHEAP_KIND_CFMMALLOC 6
 #define CLHEAP_KIND_BITMAP 7 /* BitmapAlloc: one slot size over the whole pool */
 #define CLHEAP_KIND_BLOCKS 8 /* DynaSOAr-style blocks of up to 64 slots, one size class each */
+#define CLHEAP_KIND_TIER 9   /* TierAlloc, the default: blocks for small sizes, page runs for large */
 
 /* Header word indices. */
 #define CLHEAP_HDR_MAGIC 0
@@ -60,6 +61,8 @@
 #define CLHEAP_HDR_BLOCK_HEADERS 13 /* blocks: unit of the per-frame header array */
 #define CLHEAP_HDR_BITMAP_UNITS 14  /* units of the bitmap region (for initialisation) */
 #define CLHEAP_HDR_BITMAP_FIRST 15  /* unit where the bitmap region starts */
+#define CLHEAP_HDR_SEGMENT_ORDER 9  /* TierAlloc: a segment is 2^S frames (cl/clheap_pages.h) */
+#define CLHEAP_HDR_HINT_SLOTS 26    /* TierAlloc: block hints per class (cl/clheap_tier.h) */
 /* Size classes (blocks): class c's slot bytes, frames per block and slots per block. */
 #define CLHEAP_MAX_CLASSES 32
 #define CLHEAP_HDR_CLASS_BYTES 32
@@ -75,12 +78,18 @@
 #define CLHEAP_BM_DESC_WORDS 9
 #define CLHEAP_HDR_BITMAPS (CLHEAP_HDR_CLASS_CAPACITY + CLHEAP_MAX_CLASSES)
 /* BitmapAlloc: bitmap 0 = free slots. Blocks: bitmap 0 = free frames, then for each
- * class c: 1 + 2c = allocated blocks, 2 + 2c = active (allocated, not full) blocks. */
+ * class c: 1 + 2c = allocated blocks, 2 + 2c = active (allocated, not full) blocks.
+ * TierAlloc: the same, bitmap 0 being the page tier's free pieces of order 0, then
+ * 2 * count + o for its free pieces of order o = 1..S. */
+#define CLHEAP_MAX_SEGMENT_ORDER 16
 #define CLHEAP_BM_DESC(i) (CLHEAP_HDR_BITMAPS + (i) * CLHEAP_BM_DESC_WORDS)
 #define CLHEAP_BM_FREE CLHEAP_BM_DESC(0)
 #define CLHEAP_BM_ALLOCATED(c) CLHEAP_BM_DESC(1 + 2 * (c))
 #define CLHEAP_BM_ACTIVE(c) CLHEAP_BM_DESC(2 + 2 * (c))
-#define CLHEAP_HDR_BITMAP_WORDS (CLHEAP_HDR_BITMAPS + (1 + 2 * CLHEAP_MAX_CLASSES) * CLHEAP_BM_DESC_WORDS)
+#define CLHEAP_HDR_BITMAP_WORDS \
+    (CLHEAP_HDR_BITMAPS + (1 + 2 * CLHEAP_MAX_CLASSES + CLHEAP_MAX_SEGMENT_ORDER) * CLHEAP_BM_DESC_WORDS)
+/* TierAlloc: per class, CLHEAP_HDR_HINT_SLOTS words naming a block (first frame + 1). */
+#define CLHEAP_HDR_HINT_FIRST ((CLHEAP_HDR_BITMAP_WORDS + 3) & ~3)
 
 /* Block header, one per frame (2 units, fixed offsets, the same in every block so a
  * stale reference always finds a header where it looks):
@@ -93,6 +102,9 @@
 #define CLHEAP_BLOCK_WORD_OWNER 1
 #define CLHEAP_BLOCK_WORD_ALLOC 2
 #define CLHEAP_BLOCK_WORD_ITER 4
+/* TierAlloc: the class word of a large allocation's first frame (no block has it); its
+ * word CLHEAP_BLOCK_WORD_ITER holds the allocation's length in frames. */
+#define CLHEAP_TIER_LARGE 0x4C524745u /* "LRGE" */
 
 #define CLHEAP_PRESPLIT_BINARY 0  /* eq. 1 of Vinkler & Havran: C(i) = R / 2^floor(log2 i) */
 #define CLHEAP_PRESPLIT_UNIFORM 1 /* equal chunks (the ScatterAlloc-like baseline) */

@@ -26,7 +26,7 @@ struct clheap_heap {
     cl_mem block_count;       /* BlockAlloc: its length */
     clheap_heap_config config;
     clheap_layout layout;
-    int warp_coalescing; /* BlockAlloc on NVIDIA: the PTX probe compiled */
+    int warp_coalescing; /* BlockAlloc, TierAlloc, circular family on NVIDIA: the PTX probe compiled */
 };
 
 /* The inline PTX that warp coalescing uses, in a kernel of its own: if this builds, the
@@ -280,7 +280,7 @@ clheap_status clheap_heap_create(cl_context context, cl_device_id device, cl_com
         return err;
     }
     int bitmaps = clheap_allocator_is_bitmap(cfg.allocator);
-    heap->warp_coalescing = (cfg.allocator == CLHEAP_BLOCK_ALLOC || clheap_allocator_is_circular(cfg.allocator)) &&
+    heap->warp_coalescing = (clheap_allocator_has_blocks(cfg.allocator) || clheap_allocator_is_circular(cfg.allocator)) &&
                             !cfg.no_warp_coalescing && ptx_available(context, device);
     if (clheap_allocator_is_circular(cfg.allocator) || bitmaps) {
         const char *kernels = clheap_embedded_kernels_source;
@@ -290,7 +290,7 @@ clheap_status clheap_heap_create(cl_context context, cl_device_id device, cl_com
                 heap->program, bitmaps ? "clheap_init_bitmaps" : "clheap_init_chunks", &err);
             status = err;
         }
-        if (status == CLHEAP_SUCCESS && cfg.allocator == CLHEAP_BLOCK_ALLOC) {
+        if (status == CLHEAP_SUCCESS && clheap_allocator_has_blocks(cfg.allocator)) {
             heap->collect_blocks = clCreateKernel(heap->program, "clheap_collect_blocks", &err);
             size_t frames = heap->layout.header[CLHEAP_HDR_FRAME_COUNT];
             if (err == CL_SUCCESS)
@@ -432,7 +432,7 @@ clheap_status clheap_heap_parallel_do(clheap_heap *heap, uint32_t class_index, c
     clheap_status status = live(heap);
     if (status != CLHEAP_SUCCESS)
         return status;
-    if (heap->config.allocator != CLHEAP_BLOCK_ALLOC)
+    if (!clheap_allocator_has_blocks(heap->config.allocator))
         return CLHEAP_ERROR_UNSUPPORTED;
     if (class_index >= heap->layout.header[CLHEAP_HDR_CLASS_COUNT])
         return CLHEAP_ERROR_INVALID_ARGUMENT;

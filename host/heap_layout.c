@@ -13,6 +13,7 @@ _Static_assert(CLHEAP_CMMALLOC == CLHEAP_KIND_CMMALLOC, "host and device kinds a
 _Static_assert(CLHEAP_CFMMALLOC == CLHEAP_KIND_CFMMALLOC, "host and device kinds agree");
 _Static_assert(CLHEAP_BITMAP_ALLOC == CLHEAP_KIND_BITMAP, "host and device kinds agree");
 _Static_assert(CLHEAP_BLOCK_ALLOC == CLHEAP_KIND_BLOCKS, "host and device kinds agree");
+_Static_assert(CLHEAP_TIER_ALLOC == CLHEAP_KIND_TIER, "host and device kinds agree");
 _Static_assert(CLHEAP_UNIT_BYTES == CLHEAP_UNIT, "host and device units agree");
 _Static_assert((int)CLHEAP_PRESPLIT_BINARY_HEAP == CLHEAP_PRESPLIT_BINARY, "presplit ids agree");
 _Static_assert((int)CLHEAP_PRESPLIT_UNIFORM == CLHEAP_PRESPLIT_UNIFORM, "presplit ids agree");
@@ -21,7 +22,7 @@ enum { MAX_LEVELS = 24, MAX_OFFSETS = 4096 };
 
 static const char *const allocator_names[] = {
     NULL,       "AtomicMalloc", "AtomicWrapMalloc", "CMalloc",   "CFMalloc",
-    "CMMalloc", "CFMMalloc",    "BitmapAlloc",      "BlockAlloc",
+    "CMMalloc", "CFMMalloc",    "BitmapAlloc",      "BlockAlloc", "TierAlloc",
 };
 
 const char *clheap_allocator_name(clheap_allocator allocator)
@@ -35,7 +36,7 @@ clheap_heap_config clheap_heap_config_default(void)
 {
     clheap_heap_config config;
     memset(&config, 0, sizeof config);
-    config.allocator = CLHEAP_CMALLOC;
+    config.allocator = CLHEAP_DEFAULT_ALLOCATOR;
     config.size_bytes = 64u << 20;
     config.presplit = CLHEAP_PRESPLIT_BINARY_HEAP;
     config.min_chunk_bytes = 256;
@@ -55,7 +56,11 @@ int clheap_allocator_is_fused(clheap_allocator a)
 }
 int clheap_allocator_is_bitmap(clheap_allocator a)
 {
-    return a == CLHEAP_BITMAP_ALLOC || a == CLHEAP_BLOCK_ALLOC;
+    return a == CLHEAP_BITMAP_ALLOC || a == CLHEAP_BLOCK_ALLOC || a == CLHEAP_TIER_ALLOC;
+}
+int clheap_allocator_has_blocks(clheap_allocator a)
+{
+    return a == CLHEAP_BLOCK_ALLOC || a == CLHEAP_TIER_ALLOC;
 }
 int clheap_allocator_is_multi(clheap_allocator a)
 {
@@ -116,11 +121,35 @@ static int describe_bitmap(uint32_t *h, uint32_t index, uint64_t bits, uint64_t 
     return 1;
 }
 
-/* BitmapAlloc and BlockAlloc: header | bitmaps | (block headers) | pool. */
+/* TierAlloc's segment order S: segments of 2^S frames, at least 64 of them where the
+ * pool allows (concurrent openers spread over them), at most 4 MiB of 1 KiB frames,
+ * and no smaller than the largest block (64 frames). 0 if the pool has under 64 frames. */
+static uint32_t tier_segment_order(uint64_t frames)
+{
+    if (frames < 64)
+        return 0;
+    uint32_t s = 6;
+    while (s < 12 && (frames >> (s + 1)) >= 64)
+        s++;
+    return s;
+}
+
+/* Units of the bitmaps for n items: `bitmaps` of n bits, and for TierAlloc's orders
+ * 1..S one of n >> o bits each. */
+static uint64_t bitmap_units(uint64_t n, uint32_t bitmaps, uint32_t segment_order)
+{
+    uint64_t units = bitmaps * ((bitmap_containers(n, NULL) * 8 + CLHEAP_UNIT - 1) / CLHEAP_UNIT);
+    for (uint32_t o = 1; o <= segment_order; o++)
+        units += (bitmap_containers(n >> o, NULL) * 8 + CLHEAP_UNIT - 1) / CLHEAP_UNIT;
+    return units;
+}
+
+/* BitmapAlloc, BlockAlloc and TierAlloc: header | bitmaps | (block headers) | pool. */
 static clheap_status plan_bitmap_kinds(const clheap_heap_config *config, uint64_t units, uint32_t *h,
                                        uint32_t header_units, clheap_layout *layout)
 {
-    int blocks = config->allocator == CLHEAP_BLOCK_ALLOC;
+    int blocks = clheap_allocator_has_blocks(config->allocator);
+    int tier = config->allocator == CLHEAP_TIER_ALLOC;
     uint32_t bitmaps = 1, item_units, extra_units_per_item = 0;
     if (blocks) {
         uint32_t frame = config->frame_bytes ? config->frame_bytes : 1024;
@@ -156,12 +185,15 @@ static clheap_status plan_bitmap_kinds(const clheap_heap_config *config, uint64_
     }
     /* The most items (slots or frames) whose bitmaps, headers and data fit. */
     uint64_t avail = units - header_units;
-    uint64_t n = avail * 128 / ((uint64_t)(item_units + extra_units_per_item) * 128 + bitmaps);
+    uint64_t n = avail * 128 / ((uint64_t)(item_units + extra_units_per_item) * 128 + bitmaps + (tier ? 1 : 0));
+    uint32_t segment_order = 0;
     for (;; n--) {
         if (n == 0 || n >= UINT32_MAX - 64) /* bit positions are 32-bit */
             return n == 0 ? CLHEAP_ERROR_HEAP_TOO_SMALL : CLHEAP_ERROR_SIZE_TOO_LARGE;
-        uint64_t bitmap_units = bitmaps * ((bitmap_containers(n, NULL) * 8 + CLHEAP_UNIT - 1) / CLHEAP_UNIT);
-        if (header_units + bitmap_units + n * (item_units + extra_units_per_item) <= units)
+        segment_order = tier ? tier_segment_order(n) : 0;
+        if (tier && segment_order == 0)
+            return CLHEAP_ERROR_HEAP_TOO_SMALL;
+        if (header_units + bitmap_units(n, bitmaps, segment_order) + n * (item_units + extra_units_per_item) <= units)
             break;
     }
     uint64_t unit = header_units;
@@ -169,10 +201,14 @@ static clheap_status plan_bitmap_kinds(const clheap_heap_config *config, uint64_
     for (uint32_t b = 0; b < bitmaps; b++)
         if (!describe_bitmap(h, b, n, &unit))
             return CLHEAP_ERROR_SIZE_TOO_LARGE;
+    for (uint32_t o = 1; o <= segment_order; o++) /* TierAlloc: B_o follows the class bitmaps */
+        if (!describe_bitmap(h, bitmaps + o - 1, n >> o, &unit))
+            return CLHEAP_ERROR_SIZE_TOO_LARGE;
+    h[CLHEAP_HDR_SEGMENT_ORDER] = segment_order;
     h[CLHEAP_HDR_BITMAP_UNITS] = (uint32_t)(unit - header_units);
     uint64_t containers = bitmap_containers(n, NULL);
     layout->chunk_count = (uint32_t)(containers > n ? containers : n); /* init work-items */
-    layout->bitmap_count = bitmaps;
+    layout->bitmap_count = bitmaps + segment_order;
     if (blocks) {
         h[CLHEAP_HDR_BLOCK_HEADERS] = (uint32_t)unit;
         unit += n * CLHEAP_BLOCK_HEADER_UNITS;
@@ -204,9 +240,20 @@ clheap_status clheap_layout_plan(const clheap_heap_config *config, uint32_t comp
         offsets = config->offset_count ? config->offset_count : compute_units;
     if (offsets == 0 || offsets > MAX_OFFSETS)
         return CLHEAP_ERROR_INVALID_ARGUMENT;
-    int bitmap_kind = a == CLHEAP_BITMAP_ALLOC || a == CLHEAP_BLOCK_ALLOC;
-    uint32_t header_words = bitmap_kind ? (CLHEAP_HDR_BITMAP_WORDS + 3u) & ~3u
-                                        : (CLHEAP_HDR_FIXED_WORDS + offsets + 3u) & ~3u;
+    int bitmap_kind = clheap_allocator_is_bitmap(a);
+    uint32_t hint_words = 0;
+    if (a == CLHEAP_TIER_ALLOC) { /* block hints: per class, per work-group slot */
+        if (config->class_count > CLHEAP_MAX_CLASSES)
+            return CLHEAP_ERROR_INVALID_ARGUMENT;
+        offsets = config->offset_count ? config->offset_count : compute_units;
+        if (offsets == 0 || offsets > MAX_OFFSETS)
+            return CLHEAP_ERROR_INVALID_ARGUMENT;
+        hint_words = (config->class_count ? config->class_count
+                                          : (uint32_t)(sizeof default_classes / sizeof *default_classes)) * offsets;
+    }
+    uint32_t header_words = a == CLHEAP_TIER_ALLOC ? (CLHEAP_HDR_HINT_FIRST + hint_words + 3u) & ~3u
+                            : bitmap_kind          ? (CLHEAP_HDR_BITMAP_WORDS + 3u) & ~3u
+                                                   : (CLHEAP_HDR_FIXED_WORDS + offsets + 3u) & ~3u;
     uint32_t *h = calloc(header_words, sizeof *h);
     if (!h)
         return CLHEAP_ERROR_OUT_OF_HOST_MEMORY;
@@ -215,7 +262,9 @@ clheap_status clheap_layout_plan(const clheap_heap_config *config, uint32_t comp
     h[CLHEAP_HDR_VERSION] = CLHEAP_LAYOUT_VERSION;
     h[CLHEAP_HDR_KIND] = (uint32_t)a;
     h[CLHEAP_HDR_POOL_START] = pool_start;
-    h[CLHEAP_HDR_OFFSET_COUNT] = offsets;
+    h[CLHEAP_HDR_OFFSET_COUNT] = a == CLHEAP_TIER_ALLOC ? 1 : offsets;
+    if (a == CLHEAP_TIER_ALLOC)
+        h[CLHEAP_HDR_HINT_SLOTS] = offsets;
 
     if (bitmap_kind) {
         clheap_status status = plan_bitmap_kinds(config, units, h, pool_start, layout);

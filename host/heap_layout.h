@@ -24,6 +24,7 @@ void clheap_layout_free(clheap_layout *layout);
 int clheap_allocator_is_circular(clheap_allocator allocator);
 int clheap_allocator_is_fused(clheap_allocator allocator);
 int clheap_allocator_is_multi(clheap_allocator allocator);
-int clheap_allocator_is_bitmap(clheap_allocator allocator);
+int clheap_allocator_is_bitmap(clheap_allocator allocator);  /* BitmapAlloc, BlockAlloc, TierAlloc */
+int clheap_allocator_has_blocks(clheap_allocator allocator); /* BlockAlloc, TierAlloc */
 
 #endif

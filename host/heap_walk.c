@@ -9,11 +9,15 @@
  *           request of 1 byte up to its payload size.
  *  bump     the counter may exceed the pool (failed requests add to it); the used
  *           part is the pool's prefix.
+ *  bitmaps  (BitmapAlloc, BlockAlloc, TierAlloc) see cl/clheap_bitmap.h and check_bitmap;
+ *           blocks see cl/clheap_blocks.h and walk_blocks; TierAlloc's page tier and large
+ *           allocations see cl/clheap_pages.h (P1-P3) and cl/clheap_tier.h (T1-T3).
  * Roving offsets are hints: one may name a header merged away since, which malloc
  * detects by its tag, so only their range is checked. */
 #include "heap_walk.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../cl/clheap_layout.h"
@@ -161,7 +165,49 @@ static uint64_t class_slots(const uint32_t *w, uint32_t c)
     return capacity == 64 ? ~0ull : ((1ull << capacity) - 1);
 }
 
-static clheap_status walk_blocks(const uint32_t *w, clheap_heap_stats *s, char *what, size_t len)
+/* TierAlloc's order-o free-piece bitmap (cl/clheap_pages.h). */
+static uint32_t pages_desc(const uint32_t *w, uint32_t o)
+{
+    return o == 0 ? (uint32_t)CLHEAP_BM_FREE : (uint32_t)CLHEAP_BM_DESC(2 * w[CLHEAP_HDR_CLASS_COUNT] + o);
+}
+
+/* TierAlloc: marks the frames of every free piece in free_map (P1: disjoint), counts the
+ * buddies left unmerged (P2's exception) as stale hints. */
+static clheap_status walk_pages(const uint32_t *w, uint8_t *free_map, clheap_heap_stats *s, char *what, size_t len)
+{
+    uint32_t top = w[CLHEAP_HDR_SEGMENT_ORDER], frames = w[CLHEAP_HDR_FRAME_COUNT];
+    if (top < 6 || top > 12 || (frames >> top) == 0)
+        return clheap_report_violation(what, len, "segment order %u does not fit %u frames", top, frames);
+    for (uint32_t o = 0; o <= top; o++) {
+        uint32_t desc = pages_desc(w, o);
+        uint64_t bits = w[desc + CLHEAP_BM_BITS];
+        if (bits != frames >> o)
+            return clheap_report_violation(what, len, "order %u bitmap has %llu bits, not %u", o,
+                                           (unsigned long long)bits, frames >> o);
+        const uint64_t *c = bm_level(w, desc, 0);
+        for (uint64_t i = 0; i < (bits + 63) / 64; i++) {
+            for (uint64_t v = c[i]; v; v &= v - 1) {
+                uint64_t p = i * 64 + (uint64_t)__builtin_ctzll(v);
+                for (uint64_t f = p << o; f < (p + 1) << o; f++) {
+                    if (f >= frames || free_map[f])
+                        return clheap_report_violation(what, len, "frame %llu is in two free pieces (order %u piece %llu)",
+                                                       (unsigned long long)f, o, (unsigned long long)p);
+                    free_map[f] = 1;
+                }
+                s->free_pieces++;
+                s->free_segments += o == top;
+                if (o < top && !(p & 1) && (c[i] >> ((p + 1) % 64) & 1))
+                    s->stale_hints++; /* two free buddies: a merge gave up */
+            }
+        }
+    }
+    s->segment_frames = 1u << top;
+    return CLHEAP_SUCCESS;
+}
+
+/* free_map: TierAlloc's free frames; NULL: BlockAlloc's bitmap 0. */
+static clheap_status walk_blocks(const uint32_t *w, const uint8_t *free_map, clheap_heap_stats *s, char *what,
+                                 size_t len)
 {
     uint32_t frames = w[CLHEAP_HDR_FRAME_COUNT], classes = w[CLHEAP_HDR_CLASS_COUNT];
     uint64_t frame_bytes = (uint64_t)w[CLHEAP_HDR_FRAME_UNITS] * CLHEAP_UNIT;
@@ -170,7 +216,7 @@ static clheap_status walk_blocks(const uint32_t *w, clheap_heap_stats *s, char *
     for (uint32_t f = 0; f < frames;) {
         const uint32_t *hd = block_header(w, f);
         uint64_t alloc = block_word64(hd, CLHEAP_BLOCK_WORD_ALLOC);
-        if (bm_bit(w, CLHEAP_BM_FREE, 0, f)) {
+        if (free_map ? free_map[f] : bm_bit(w, CLHEAP_BM_FREE, 0, f)) {
             if (alloc != ~0ull)
                 return clheap_report_violation(what, len, "free frame %u has reservable slots", f);
             for (uint32_t c = 0; c < classes; c++)
@@ -182,6 +228,24 @@ static clheap_status walk_blocks(const uint32_t *w, clheap_heap_stats *s, char *
             continue;
         }
         uint32_t cls = hd[CLHEAP_BLOCK_WORD_CLASS];
+        if (free_map && cls == CLHEAP_TIER_LARGE) { /* T1: a large allocation */
+            uint32_t m = hd[CLHEAP_BLOCK_WORD_ITER];
+            if (m == 0 || (uint64_t)f + m > frames || hd[CLHEAP_BLOCK_WORD_OWNER] != f || alloc != ~0ull)
+                return clheap_report_violation(what, len, "large allocation at frame %u (%u frames) is malformed", f, m);
+            for (uint32_t g = f; g < f + m; g++) {
+                const uint32_t *hg = block_header(w, g);
+                if (free_map[g] || hg[CLHEAP_BLOCK_WORD_OWNER] != f || (g > f && hg[CLHEAP_BLOCK_WORD_CLASS] != 0) ||
+                    block_word64(hg, CLHEAP_BLOCK_WORD_ALLOC) != ~0ull)
+                    return clheap_report_violation(what, len, "frame %u of the large allocation at frame %u is free or not owned by it",
+                                                   g, f);
+            }
+            s->large_count++;
+            s->large_bytes += (uint64_t)m * frame_bytes;
+            s->used_bytes += (uint64_t)m * frame_bytes;
+            s->used_chunks++;
+            f += m;
+            continue;
+        }
         if (cls == 0 || cls > classes)
             return clheap_report_violation(what, len, "frame %u is neither free nor the start of a block (class %u)", f, cls);
         uint32_t c = cls - 1, m = w[CLHEAP_HDR_CLASS_FRAMES + c];
@@ -190,7 +254,7 @@ static clheap_status walk_blocks(const uint32_t *w, clheap_heap_stats *s, char *
                              hd[CLHEAP_BLOCK_WORD_OWNER]);
         for (uint32_t g = f + 1; g < f + m; g++) {
             const uint32_t *hg = block_header(w, g);
-            if (bm_bit(w, CLHEAP_BM_FREE, 0, g) || hg[CLHEAP_BLOCK_WORD_OWNER] != f ||
+            if ((free_map ? free_map[g] : bm_bit(w, CLHEAP_BM_FREE, 0, g)) || hg[CLHEAP_BLOCK_WORD_OWNER] != f ||
                 hg[CLHEAP_BLOCK_WORD_CLASS] != 0 || block_word64(hg, CLHEAP_BLOCK_WORD_ALLOC) != ~0ull)
                 return clheap_report_violation(what, len, "frame %u of the block at frame %u is free or not owned by it", g, f);
         }
@@ -212,6 +276,7 @@ static clheap_status walk_blocks(const uint32_t *w, clheap_heap_stats *s, char *
         slots_total += capacity;
         slots_used += live;
         s->used_bytes += m * frame_bytes;
+        s->block_bytes += m * frame_bytes;
         s->used_chunks++;
         s->requested_bytes += (uint64_t)live * w[CLHEAP_HDR_CLASS_BYTES + c];
         f += m;
@@ -231,15 +296,38 @@ static clheap_status walk_blocks(const uint32_t *w, clheap_heap_stats *s, char *
         s->class_bytes[c] = w[CLHEAP_HDR_CLASS_BYTES + c];
         s->class_capacity[c] = w[CLHEAP_HDR_CLASS_CAPACITY + c];
     }
-    s->largest_free_bytes = 0;
+    s->frame_bytes = frame_bytes;
     s->slot_fragmentation = slots_total ? 1.0 - (double)slots_used / (double)slots_total : 0.0;
     return CLHEAP_SUCCESS;
+}
+
+/* Bitmaps of a bitmap kind: 1 (BitmapAlloc), 1 + 2 * classes (BlockAlloc), and
+ * TierAlloc's orders 1..S after those. */
+static uint32_t bitmap_count(const uint32_t *w)
+{
+    clheap_allocator a = (clheap_allocator)w[CLHEAP_HDR_KIND];
+    if (!clheap_allocator_has_blocks(a))
+        return 1;
+    return 1 + 2 * w[CLHEAP_HDR_CLASS_COUNT] + (a == CLHEAP_TIER_ALLOC ? w[CLHEAP_HDR_SEGMENT_ORDER] : 0);
+}
+
+/* Free frames as runs of the largest free piece: the largest free region in bytes. */
+static uint64_t largest_free_run(const uint8_t *free_map, uint32_t frames, uint64_t frame_bytes)
+{
+    uint64_t best = 0, run = 0;
+    for (uint32_t f = 0; f < frames; f++) {
+        run = free_map[f] ? run + 1 : 0;
+        best = run > best ? run : best;
+    }
+    return best * frame_bytes;
 }
 
 static clheap_status walk_bitmap_kind(const uint32_t *w, clheap_heap_stats *s, char *what, size_t len)
 {
     clheap_allocator a = (clheap_allocator)w[CLHEAP_HDR_KIND];
-    uint32_t count = a == CLHEAP_BLOCK_ALLOC ? 1 + 2 * w[CLHEAP_HDR_CLASS_COUNT] : 1;
+    uint32_t count = bitmap_count(w);
+    if (count > 1 + 2 * CLHEAP_MAX_CLASSES + CLHEAP_MAX_SEGMENT_ORDER)
+        return clheap_report_violation(what, len, "%u bitmaps do not fit the header", count);
     for (uint32_t b = 0; b < count; b++) {
         char name[32];
         snprintf(name, sizeof name, "%u", b);
@@ -247,8 +335,28 @@ static clheap_status walk_bitmap_kind(const uint32_t *w, clheap_heap_stats *s, c
         if (st != CLHEAP_SUCCESS)
             return st;
     }
+    if (a == CLHEAP_TIER_ALLOC) {
+        uint32_t frames = w[CLHEAP_HDR_FRAME_COUNT], slots = w[CLHEAP_HDR_HINT_SLOTS];
+        for (uint32_t i = 0; i < w[CLHEAP_HDR_CLASS_COUNT] * slots; i++)
+            if (w[CLHEAP_HDR_HINT_FIRST + i] > frames) /* T3 */
+                return clheap_report_violation(what, len, "block hint %u names frame %u of %u", i,
+                                               w[CLHEAP_HDR_HINT_FIRST + i] - 1, frames);
+        uint8_t *free_map = calloc(frames ? frames : 1, 1);
+        if (!free_map)
+            return CLHEAP_ERROR_OUT_OF_HOST_MEMORY;
+        clheap_status st = walk_pages(w, free_map, s, what, len);
+        if (st == CLHEAP_SUCCESS)
+            st = walk_blocks(w, free_map, s, what, len);
+        if (st == CLHEAP_SUCCESS) {
+            s->largest_free_bytes = largest_free_run(free_map, frames, s->frame_bytes);
+            s->external_fragmentation =
+                s->free_bytes ? 1.0 - (double)s->largest_free_bytes / (double)s->free_bytes : 0.0;
+        }
+        free(free_map);
+        return st;
+    }
     if (a == CLHEAP_BLOCK_ALLOC)
-        return walk_blocks(w, s, what, len);
+        return walk_blocks(w, NULL, s, what, len);
     uint64_t slots = w[CLHEAP_BM_FREE + CLHEAP_BM_BITS], free_slots = 0;
     const uint64_t *c = bm_level(w, CLHEAP_BM_FREE, 0);
     for (uint64_t i = 0; i < (slots + 63) / 64; i++)
@@ -318,7 +426,19 @@ uint64_t clheap_heap_repair_image(uint32_t *w, uint64_t unit_count)
     if (!clheap_allocator_is_bitmap(a))
         return 0;
     uint64_t changed = 0;
-    if (a == CLHEAP_BLOCK_ALLOC) {
+    if (a == CLHEAP_TIER_ALLOC) /* merge buddies a contended merge left apart (P2) */
+        for (uint32_t o = 0; o < w[CLHEAP_HDR_SEGMENT_ORDER]; o++) {
+            uint64_t *c = (uint64_t *)bm_level(w, pages_desc(w, o), 0);
+            uint64_t *up = (uint64_t *)bm_level(w, pages_desc(w, o + 1), 0);
+            uint64_t bits = w[pages_desc(w, o) + CLHEAP_BM_BITS];
+            for (uint64_t p = 0; p + 1 < bits; p += 2)
+                if ((c[p / 64] >> (p % 64) & 1) && (c[p / 64] >> ((p + 1) % 64) & 1)) {
+                    c[p / 64] &= ~(3ull << (p % 64));
+                    up[p / 128] |= 1ull << ((p / 2) % 64);
+                    changed++;
+                }
+        }
+    if (clheap_allocator_has_blocks(a)) {
         uint32_t frames = w[CLHEAP_HDR_FRAME_COUNT], classes = w[CLHEAP_HDR_CLASS_COUNT];
         for (uint32_t c = 0; c < classes; c++) {
             uint64_t *active = (uint64_t *)bm_level(w, CLHEAP_BM_ACTIVE(c), 0);
@@ -335,7 +455,7 @@ uint64_t clheap_heap_repair_image(uint32_t *w, uint64_t unit_count)
             }
         }
     }
-    uint32_t count = a == CLHEAP_BLOCK_ALLOC ? 1 + 2 * w[CLHEAP_HDR_CLASS_COUNT] : 1;
+    uint32_t count = bitmap_count(w);
     for (uint32_t b = 0; b < count; b++)
         changed += bm_rebuild_upper(w, CLHEAP_BM_DESC(b));
     return changed;

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "../cl/clheap_bump.h"
-#include "../cl/clheap_blocks.h"
+#include "../cl/clheap_tier.h"
 #include "../cl/clheap_circular.h"
 #include "heap_layout.h"
 #include "heap_walk.h"
@@ -35,12 +35,8 @@ clheap_status core_heap_create(const clheap_heap_config *config, uint32_t comput
             clheap_circular_init_chunk(heap->words, clheap_allocator_is_fused(config->allocator), i,
                                        layout.chunk_count);
     if (clheap_allocator_is_bitmap(config->allocator)) /* as clheap_init_bitmaps does */
-        for (uint32_t i = 0; i < layout.chunk_count; i++) {
-            for (uint32_t b = 0; b < layout.bitmap_count; b++)
-                clheap_bm_init_container(heap->words, CLHEAP_BM_DESC(b), i, b == 0);
-            if (config->allocator == CLHEAP_BLOCK_ALLOC)
-                clheap_blocks_init_frame(heap->words, i);
-        }
+        for (uint32_t i = 0; i < layout.chunk_count; i++)
+            clheap_bitmap_kinds_init_item(heap->words, layout.bitmap_count, i);
     clheap_layout_free(&layout);
     return CLHEAP_SUCCESS;
 }
@@ -63,6 +59,8 @@ uint32_t core_heap_malloc(core_heap *heap, size_t bytes, uint32_t group)
         return clheap_bitmap_malloc_unit(heap->words, bytes, clheap_rotation_seed() + (uint32_t)bytes);
     case CLHEAP_BLOCK_ALLOC:
         return clheap_blocks_malloc_unit(heap->words, bytes, clheap_rotation_seed() + (uint32_t)bytes);
+    case CLHEAP_TIER_ALLOC:
+        return clheap_tier_malloc_unit(heap->words, bytes, clheap_rotation_seed() + (uint32_t)bytes);
     default:
         return clheap_circular_malloc_unit(heap->words, bytes,
                                            clheap_allocator_is_fused(heap->allocator),
@@ -86,6 +84,8 @@ void core_heap_free_unit(core_heap *heap, uint32_t unit, uint32_t group)
         clheap_bitmap_free(heap->words, ptr);
     else if (heap->allocator == CLHEAP_BLOCK_ALLOC)
         clheap_blocks_free(heap->words, ptr);
+    else if (heap->allocator == CLHEAP_TIER_ALLOC)
+        clheap_tier_free(heap->words, ptr);
     else
         clheap_bump_free(heap->words, ptr);
 }

@@ -1,6 +1,6 @@
 /* Device heap: every allocator, on the default OpenCL device.
  * Each allocator runs as one cmocka group (one heap and one program build per group).
- * Usage: test_heap [allocator name...]   (default: all six) */
+ * Usage: test_heap [allocator name...]   (default: all of them) */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -101,8 +101,8 @@ static int can_free(clheap_allocator a)
 /* Live allocations as the heap's own records count them (-1: not recorded). */
 static int64_t live_allocations(clheap_allocator a, const clheap_heap_stats *s)
 {
-    if (a == CLHEAP_BLOCK_ALLOC) {
-        int64_t n = 0;
+    if (a == CLHEAP_BLOCK_ALLOC || a == CLHEAP_TIER_ALLOC) {
+        int64_t n = (int64_t)s->large_count;
         for (uint32_t c = 0; c < s->class_count; c++)
             n += (int64_t)s->class_objects[c];
         return n;
@@ -117,6 +117,8 @@ static cl_uint largest_request(clheap_allocator a)
         return 256; /* the slot size of the test heap */
     if (a == CLHEAP_BLOCK_ALLOC)
         return 16384; /* the largest default class */
+    if (a == CLHEAP_TIER_ALLOC)
+        return 65536; /* three quarters of the requests take the page tier */
     return is_circular(a) ? 65536 : 16384;
 }
 
@@ -485,11 +487,15 @@ static void check_reports_corruption(void **state)
     if (!is_circular(t->allocator)) {
         /* Clear the top container of the first bitmap, as a stray write would: the
          * containers below are full, so their bits above must not be clear. */
-        uint32_t header[CLHEAP_HDR_BITMAPS + CLHEAP_BM_DESC_WORDS];
+        uint32_t header[CLHEAP_HDR_BITMAP_WORDS];
         assert_int_equal(clEnqueueReadBuffer(t->cl.queue, clheap_heap_buffer(t->heap), CL_TRUE, 0,
                                              sizeof header, header, 0, NULL, NULL),
                          CL_SUCCESS);
-        const uint32_t *d = header + CLHEAP_BM_DESC(0);
+        /* TierAlloc: its whole free segments' bitmap, the one that starts full. */
+        const uint32_t *d = header + (t->allocator == CLHEAP_TIER_ALLOC
+                                          ? CLHEAP_BM_DESC(2 * header[CLHEAP_HDR_CLASS_COUNT] +
+                                                           header[CLHEAP_HDR_SEGMENT_ORDER])
+                                          : CLHEAP_BM_DESC(0));
         offset = (size_t)d[CLHEAP_BM_UNIT] * 16 + (size_t)d[CLHEAP_BM_LEVEL0 + d[CLHEAP_BM_LEVELS] - 1] * 8;
         memset(garbage, 0, sizeof garbage);
     }
@@ -551,7 +557,7 @@ static const struct CMUnitTest heap_tests[] = {
 int main(int argc, char **argv)
 {
     int failures = 0;
-    for (int a = CLHEAP_ATOMIC_MALLOC; a <= CLHEAP_BLOCK_ALLOC; a++) {
+    for (int a = CLHEAP_ATOMIC_MALLOC; a <= CLHEAP_ALLOCATOR_LAST; a++) {
         const char *name = clheap_allocator_name((clheap_allocator)a);
         int wanted = argc < 2;
         for (int i = 1; i < argc; i++)

@@ -2,8 +2,8 @@
  * (cl/clheap.cl). The allocator is chosen when the heap is created and compiled into
  * every program that uses the heap (one code path per program, no run-time switch).
  *
- *   clheap_heap_config config = clheap_heap_config_default();
- *   config.allocator = CLHEAP_CMALLOC;  config.size_bytes = 256 << 20;
+ *   clheap_heap_config config = clheap_heap_config_default();   // TierAlloc, every size
+ *   config.size_bytes = 256 << 20;
  *   clheap_heap *heap;  clheap_heap_create(context, device, queue, &config, &heap);
  *   clheap_heap_build_program(heap, 1, &my_source, "", &program, log, sizeof log);
  *   clheap_heap_set_kernel_arg(heap, kernel, 0);   // the kernel's __global clheap_heap *
@@ -38,8 +38,14 @@ typedef enum clheap_allocator {
     CLHEAP_CMMALLOC = 5,           /* ... one roving offset per compute unit */
     CLHEAP_CFMMALLOC = 6,          /* ... fused and multi */
     CLHEAP_BITMAP_ALLOC = 7,       /* one slot size, a hierarchical bitmap of free slots */
-    CLHEAP_BLOCK_ALLOC = 8         /* DynaSOAr blocks of <= 64 slots, one size class each */
+    CLHEAP_BLOCK_ALLOC = 8,        /* DynaSOAr blocks of <= 64 slots, one size class each */
+    CLHEAP_TIER_ALLOC = 9,         /* the default: blocks for small sizes, page runs up to the
+                                      whole pool for large ones (cl/clheap_tier.h) */
+    CLHEAP_ALLOCATOR_LAST = CLHEAP_TIER_ALLOC
 } clheap_allocator;
+
+/* What clheap_heap_config_default() chooses: the allocator to take when in doubt. */
+#define CLHEAP_DEFAULT_ALLOCATOR CLHEAP_TIER_ALLOC
 
 /* Name such as "CMalloc"; NULL for a value that names no allocator. */
 const char *clheap_allocator_name(clheap_allocator allocator);
@@ -55,11 +61,16 @@ typedef struct clheap_heap_config {
     clheap_presplit presplit;     /* circular family only */
     uint32_t min_chunk_bytes;     /* binary pre-split: smallest level's chunk (default 256) */
     uint32_t uniform_chunk_bytes; /* uniform pre-split: chunk size (default 4096) */
-    uint32_t offset_count;        /* multi variants: roving offsets; 0 = CL_DEVICE_MAX_COMPUTE_UNITS */
+    uint32_t offset_count;        /* multi variants: roving offsets; TierAlloc: block hints per
+                                     size class (work-groups share them modulo this count);
+                                     0 = CL_DEVICE_MAX_COMPUTE_UNITS */
     uint32_t slot_bytes;          /* BitmapAlloc: the one slot size (multiple of 16; default 16) */
-    uint32_t frame_bytes;         /* BlockAlloc: frame size (multiple of 16; default 1024); a
-                                     block of class s takes min(64, ceil(64 s / frame)) frames */
-    uint32_t class_count;         /* BlockAlloc: size classes in class_bytes (0: the default list) */
+    uint32_t frame_bytes;         /* BlockAlloc, TierAlloc: frame size (multiple of 16; default
+                                     1024); a block of class s takes min(64, ceil(64 s / frame))
+                                     frames; TierAlloc's large requests take whole frames */
+    uint32_t class_count;         /* BlockAlloc, TierAlloc: size classes in class_bytes (0: the
+                                     default list, 16 B - 16 KiB; TierAlloc serves larger
+                                     requests from its page tier) */
     uint32_t class_bytes[32];     /* ascending multiples of 16, each <= 64 * frame_bytes;
                                      a class index is also a typed-object type id */
     uint32_t no_warp_coalescing;  /* BlockAlloc and the CircularMalloc family on NVIDIA: 1 turns
@@ -103,6 +114,13 @@ typedef struct clheap_heap_stats {
     uint64_t class_blocks[32];   /* allocated blocks per class */
     uint64_t class_objects[32];  /* live objects per class */
     double slot_fragmentation;   /* DynaSOAr's metric: unused slots / slots of allocated blocks */
+    /* TierAlloc's page tier */
+    uint32_t segment_frames;     /* frames per segment (2^S) */
+    uint64_t frame_bytes;
+    uint64_t block_bytes;        /* frames held by blocks (the small tier) */
+    uint64_t large_count, large_bytes; /* large allocations and the frames they hold */
+    uint64_t free_pieces;        /* free buddy pieces, all orders */
+    uint64_t free_segments;      /* whole free segments */
 } clheap_heap_stats;
 
 /* Makes the heap buffer and initialises it on the device (time proportional to the

@@ -1,0 +1,273 @@
+/* The page tier of TierAlloc (cl/clheap_tier.h): contiguous runs of frames, from one
+ * frame up to the whole pool, found without walking lists.
+ *
+ * Structure. The pool's N frames are grouped into segments of 2^S frames (S from the
+ * header, CLHEAP_HDR_SEGMENT_ORDER). Inside a segment the frames form a binary buddy
+ * system: a piece of order o is 2^o frames starting at a multiple of 2^o. For every
+ * order o in 0..S a hierarchical bitmap B_o (cl/clheap_bitmap.h) has one bit per
+ * order-o piece: 1 = that piece is free, whole, at this order. B_S's bits are whole free
+ * segments. The frames past the last whole segment (fewer than 2^S) start as their
+ * binary decomposition, at most one piece per order; their pieces never reach order S.
+ *
+ * Invariants when no kernel runs (clheap_heap_check verifies them):
+ *   P1  the free pieces of all orders are disjoint, and a frame is covered by a free
+ *       piece iff it belongs to no block and no large allocation;
+ *   P2  no two buddies (pieces 2i and 2i+1 of one order below S) are both free, except
+ *       after a merge gave up under contention (bounded; the check counts such pairs in
+ *       stale_hints and clheap_heap_repair merges them);
+ *   P3  the bitmaps' upper levels are hints as in cl/clheap_bitmap.h.
+ *
+ * Operations (no step waits for another work-item; every loop is bounded):
+ *   take(m)   m <= 2^S: order k = ceil(log2 m); clear a bit of B_k, else of the lowest
+ *             B_o (o > k) that has one, splitting it down: the right half at each order
+ *             j in o-1..k is set free in B_j (its buddy, the left half, is ours, so it
+ *             cannot merge). Linearisation point: the atomic AND that clears the bit.
+ *             m > 2^S: a run of ceil(m / 2^S) set bits of B_S, possibly across 64-bit
+ *             containers, taken by one CAS per container in address order; a CAS that
+ *             finds a bit gone rolls back the containers already taken. Linearisation
+ *             point: the last container's CAS.
+ *             Then the unused tail [m, 2^k) (or of the last segment) is released.
+ *   release(piece of order o)  set its bit in B_o; if the buddy's bit was set, one CAS
+ *             on their shared container clears both and the parent piece is released at
+ *             o + 1 (the merge's linearisation point is that CAS; losing it to a taker of
+ *             either half simply ends the merge). At order S the segment's bit is set.
+ *   put(f, m) releases the aligned binary decomposition of [f, f + m): since f is
+ *             aligned to the size taken, the pieces are exactly those of take's split.
+ *
+ * Happens-before: a taker reads nothing of a piece it takes but the frame headers
+ * that the previous owner wrote before releasing it; the owner's clheap_fence_release
+ * before the releasing OR pairs with the taker's clheap_fence_acquire after its
+ * clearing AND or CAS (cl/clheap_tier.h does both). */
+#ifndef CLHEAP_PAGES_H
+#define CLHEAP_PAGES_H
+
+#include "clheap_bitmap.h"
+
+#ifndef CLHEAP_PAGES_PASSES
+#define CLHEAP_PAGES_PASSES 6 /* rounds over the orders: halves split meanwhile are found */
+#endif
+#ifndef CLHEAP_PAGES_CAS_TRIES
+#define CLHEAP_PAGES_CAS_TRIES 16
+#endif
+
+/* Descriptor of B_o: B_0 is bitmap 0 (free frames), B_1..B_S follow the class bitmaps. */
+static CLHEAP_INLINE clheap_u32 clheap_pages_desc(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 o)
+{
+    return o == 0u ? (clheap_u32)CLHEAP_BM_FREE : (clheap_u32)CLHEAP_BM_DESC(2u * h[CLHEAP_HDR_CLASS_COUNT] + o);
+}
+
+static CLHEAP_INLINE clheap_u32 clheap_ceil_log2(clheap_u32 m)
+{
+    clheap_u32 k = 0;
+    while (k < 31u && ((clheap_u32)1 << k) < m)
+        k++;
+    return k;
+}
+
+/* Releases the free piece of order o at frame f, merging it with free buddies. */
+static CLHEAP_INLINE void clheap_pages_release(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 f, clheap_u32 o)
+{
+    clheap_u32 top = h[CLHEAP_HDR_SEGMENT_ORDER];
+    clheap_u32 index = f >> o;
+    for (; o < top; o++, index >>= 1) {
+        clheap_u32 desc = clheap_pages_desc(h, o);
+        clheap_u64 bit = (clheap_u64)1 << (index & 63u), buddy = (clheap_u64)1 << ((index ^ 1u) & 63u);
+        clheap_u64 pair = bit | buddy;
+        clheap_u64 v = clheap_bm_set_at(h, desc, 0u, index) | bit;
+        if (!(v & buddy))
+            return; /* the buddy is in use (or past the pool's end): a free piece now */
+        CLHEAP_GLOBAL clheap_u64 *word = clheap_bm_container(h, desc, 0u, index >> 6);
+        int merged = 0;
+        for (int tries = 0; tries < CLHEAP_PAGES_CAS_TRIES && (v & pair) == pair; tries++) {
+            clheap_u64 seen = clheap_cas64(word, v, v & ~pair);
+            if (seen == v) {
+                merged = 1;
+                break;
+            }
+            v = seen;
+        }
+        if (!merged)
+            return; /* a taker got one half first (or the merge gave up: P2's exception) */
+        if ((v & ~pair) == 0) {
+            clheap_fence_full();
+            clheap_bm_clear_above(h, desc, 0u, index >> 6);
+        }
+    }
+    clheap_bm_set_at(h, clheap_pages_desc(h, top), 0u, index);
+}
+
+/* Releases the aligned binary decomposition of frames [from, to). */
+static CLHEAP_INLINE void clheap_pages_release_range(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 from, clheap_u32 to)
+{
+    clheap_u32 top = h[CLHEAP_HDR_SEGMENT_ORDER];
+    while (from < to) {
+        clheap_u32 o = 0;
+        while (o < top && !(from & ((clheap_u32)1 << o)) && from + ((clheap_u32)2 << o) <= to)
+            o++;
+        clheap_pages_release(h, from, o);
+        from += (clheap_u32)1 << o;
+    }
+}
+
+/* A piece of order k (its first frame), split from the lowest order that has one. */
+static CLHEAP_INLINE clheap_u32 clheap_pages_take_order(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 k, clheap_u32 seed)
+{
+    clheap_u32 top = h[CLHEAP_HDR_SEGMENT_ORDER];
+    for (clheap_u32 pass = 0; pass < CLHEAP_PAGES_PASSES; pass++) {
+        for (clheap_u32 o = k; o <= top; o++) {
+            clheap_u32 pos = clheap_bm_try_find_and_clear(h, clheap_pages_desc(h, o), seed + pass * 0x2545F491u + o);
+            if (pos == CLHEAP_BM_FAIL)
+                continue;
+            for (clheap_u32 j = o; j > k; j--) {
+                pos *= 2u;
+                clheap_bm_set_at(h, clheap_pages_desc(h, j - 1u), 0u, pos + 1u);
+            }
+            return pos << k;
+        }
+    }
+    return CLHEAP_BM_FAIL;
+}
+
+/* Sets the bits of mask in container c of B_S (a rollback of a partial run). */
+static CLHEAP_INLINE void clheap_pages_untake(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc, clheap_u32 c,
+                                              clheap_u64 mask)
+{
+    clheap_u64 old = clheap_or64(clheap_bm_container(h, desc, 0u, c), mask);
+    if (old == 0) {
+        clheap_fence_full();
+        clheap_bm_set_at(h, desc, 1u, c);
+    }
+}
+
+/* Takes the segments [first, first + count) if all are free; 0 if one was not. */
+static CLHEAP_INLINE int clheap_pages_claim_run(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc, clheap_u32 first,
+                                                clheap_u32 count)
+{
+    clheap_u32 end = first + count;
+    for (clheap_u32 pos = first; pos < end;) {
+        clheap_u32 c = pos >> 6, lo = pos & 63u, n = end - pos < 64u - lo ? end - pos : 64u - lo;
+        clheap_u64 mask = clheap_ones64(n) << lo;
+        CLHEAP_GLOBAL clheap_u64 *word = clheap_bm_container(h, desc, 0u, c);
+        clheap_u64 v = clheap_load64(word);
+        int taken = 0;
+        for (int tries = 0; tries < CLHEAP_PAGES_CAS_TRIES && (v & mask) == mask; tries++) {
+            clheap_u64 seen = clheap_cas64(word, v, v & ~mask);
+            if (seen == v) {
+                taken = 1;
+                break;
+            }
+            v = seen;
+        }
+        if (!taken) { /* roll back what this run already took, in reverse */
+            for (clheap_u32 back = first; back < pos;) {
+                clheap_u32 bc = back >> 6, blo = back & 63u, bn = pos - back < 64u - blo ? pos - back : 64u - blo;
+                clheap_pages_untake(h, desc, bc, clheap_ones64(bn) << blo);
+                back += bn;
+            }
+            return 0;
+        }
+        if ((v & ~mask) == 0) {
+            clheap_fence_full();
+            clheap_bm_clear_above(h, desc, 0u, c);
+        }
+        pos += n;
+    }
+    return 1;
+}
+
+/* The first segment of a run of `count` free segments, or FAIL. Scans B_S's level 0
+ * once from a rotated container (so concurrent requests start apart): at most
+ * segments / 64 containers, one load each, then the claim. */
+static CLHEAP_INLINE clheap_u32 clheap_pages_take_segments(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 count,
+                                                           clheap_u32 seed)
+{
+    clheap_u32 desc = clheap_pages_desc(h, h[CLHEAP_HDR_SEGMENT_ORDER]);
+    clheap_u32 bits = h[desc + CLHEAP_BM_BITS], containers = (bits + 63u) / 64u;
+    if (count > bits)
+        return CLHEAP_BM_FAIL;
+    for (clheap_u32 attempt = 0; attempt < 2u; attempt++) {
+        clheap_u32 c0 = clheap_hash32(seed + attempt * 0x9E3779B9u) % containers;
+        clheap_u32 run_start = 0, run = 0;
+        for (clheap_u32 step = 0; step < containers; step++) {
+            clheap_u32 c = (c0 + step) % containers;
+            if (c == 0u)
+                run = 0; /* runs do not wrap round the pool's end */
+            clheap_u64 v = clheap_load64(clheap_bm_container(h, desc, 0u, c));
+            for (clheap_u32 b = 0; b < 64u;) {
+                clheap_u64 rest = v >> b;
+                if (!(rest & 1u)) { /* a taken segment ends the run */
+                    run = 0;
+                    b += rest ? clheap_ctz64(rest) : 64u - b;
+                    continue;
+                }
+                clheap_u32 ones = ~rest ? clheap_ctz64(~rest) : 64u - b;
+                if (ones > 64u - b)
+                    ones = 64u - b;
+                if (!run)
+                    run_start = c * 64u + b;
+                run += ones;
+                b += ones;
+                if (run >= count) {
+                    if (clheap_pages_claim_run(h, desc, run_start, count))
+                        return run_start;
+                    run = 0;
+                }
+            }
+        }
+    }
+    return CLHEAP_BM_FAIL;
+}
+
+/* Takes `frames` contiguous frames; returns the first, or FAIL. */
+static CLHEAP_INLINE clheap_u32 clheap_pages_take(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frames, clheap_u32 seed)
+{
+    clheap_u32 top = h[CLHEAP_HDR_SEGMENT_ORDER];
+    clheap_u32 f, end;
+    if (frames <= ((clheap_u32)1 << top)) {
+        clheap_u32 k = clheap_ceil_log2(frames);
+        f = clheap_pages_take_order(h, k, seed);
+        end = f + ((clheap_u32)1 << k);
+    } else {
+        clheap_u32 segments = (frames + ((clheap_u32)1 << top) - 1u) >> top;
+        f = clheap_pages_take_segments(h, segments, seed);
+        end = f + (segments << top);
+    }
+    if (f == CLHEAP_BM_FAIL)
+        return f;
+    clheap_pages_release_range(h, f + frames, end); /* the unused tail */
+    return f;
+}
+
+static CLHEAP_INLINE void clheap_pages_put(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 first, clheap_u32 frames)
+{
+    clheap_pages_release_range(h, first, first + frames);
+}
+
+/* Initialisation, container i of every level of B_o (one work-item per container):
+ * B_S holds every whole segment; below S, the tail's decomposition (one piece at most). */
+static CLHEAP_INLINE void clheap_pages_init_container(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 o, clheap_u32 i)
+{
+    clheap_u32 top = h[CLHEAP_HDR_SEGMENT_ORDER], frames = h[CLHEAP_HDR_FRAME_COUNT];
+    clheap_u32 desc = clheap_pages_desc(h, o);
+    if (o == top) {
+        clheap_bm_init_container(h, desc, i, 1);
+        return;
+    }
+    clheap_u32 tail_start = (frames >> top) << top, tail = frames - tail_start;
+    int has_piece = (tail >> o) & 1u;
+    clheap_u32 piece = (tail_start + ((tail >> (o + 1u)) << (o + 1u))) >> o;
+    clheap_u32 levels = h[desc + CLHEAP_BM_LEVELS], bits = h[desc + CLHEAP_BM_BITS];
+    for (clheap_u32 l = 0; l < levels; l++) {
+        clheap_u32 containers = (bits + 63u) / 64u;
+        if (i < containers) {
+            clheap_u64 v = has_piece && (piece >> 6) == i ? (clheap_u64)1 << (piece & 63u) : 0;
+            clheap_store64(clheap_bm_container(h, desc, l, i), v);
+            return;
+        }
+        i -= containers;
+        bits = containers;
+        piece >>= 6;
+    }
+}
+
+#endif
