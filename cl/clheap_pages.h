@@ -1,13 +1,12 @@
 /* The page tier of TierAlloc (cl/clheap_tier.h): contiguous runs of frames, from one
  * frame up to the whole pool, found without walking lists.
  *
- * Structure. The pool's N frames are grouped into segments of 2^S frames (S from the
- * header, CLHEAP_HDR_SEGMENT_ORDER). Inside a segment the frames form a binary buddy
- * system: a piece of order o is 2^o frames starting at a multiple of 2^o. For every
- * order o in 0..S a hierarchical bitmap B_o (cl/clheap_bitmap.h) has one bit per
- * order-o piece: 1 = that piece is free, whole, at this order. B_S's bits are whole free
- * segments. The frames past the last whole segment (fewer than 2^S) start as their
- * binary decomposition, at most one piece per order; their pieces never reach order S.
+ * Structure. The pool's N frames are segments of 2^S frames (S from the header,
+ * CLHEAP_HDR_SEGMENT_ORDER; the host makes N a multiple of 2^S). Inside a segment the
+ * frames form a binary buddy system: a piece of order o is 2^o frames starting at a
+ * multiple of 2^o. For every order o in 0..S a hierarchical bitmap B_o
+ * (cl/clheap_bitmap.h) has one bit per order-o piece: 1 = that piece is free, whole, at
+ * this order. B_S's bits are whole free segments; a fresh heap has all of them set.
  *
  * Invariants when no kernel runs (clheap_heap_check verifies them):
  *   P1  the free pieces of all orders are disjoint, and a frame is covered by a free
@@ -230,6 +229,7 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take(CLHEAP_GLOBAL clheap_u32 *h, c
     } else {
         clheap_u32 segments = (frames + ((clheap_u32)1 << top) - 1u) >> top;
         f = clheap_pages_take_segments(h, segments, seed);
+        f = f == CLHEAP_BM_FAIL ? f : f << top;
         end = f + (segments << top);
     }
     if (f == CLHEAP_BM_FAIL)
@@ -244,30 +244,11 @@ static CLHEAP_INLINE void clheap_pages_put(CLHEAP_GLOBAL clheap_u32 *h, clheap_u
 }
 
 /* Initialisation, container i of every level of B_o (one work-item per container):
- * B_S holds every whole segment; below S, the tail's decomposition (one piece at most). */
+ * the pool is whole segments (the host plans it so), all free in B_S; B_o for o < S
+ * starts empty. */
 static CLHEAP_INLINE void clheap_pages_init_container(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 o, clheap_u32 i)
 {
-    clheap_u32 top = h[CLHEAP_HDR_SEGMENT_ORDER], frames = h[CLHEAP_HDR_FRAME_COUNT];
-    clheap_u32 desc = clheap_pages_desc(h, o);
-    if (o == top) {
-        clheap_bm_init_container(h, desc, i, 1);
-        return;
-    }
-    clheap_u32 tail_start = (frames >> top) << top, tail = frames - tail_start;
-    int has_piece = (tail >> o) & 1u;
-    clheap_u32 piece = (tail_start + ((tail >> (o + 1u)) << (o + 1u))) >> o;
-    clheap_u32 levels = h[desc + CLHEAP_BM_LEVELS], bits = h[desc + CLHEAP_BM_BITS];
-    for (clheap_u32 l = 0; l < levels; l++) {
-        clheap_u32 containers = (bits + 63u) / 64u;
-        if (i < containers) {
-            clheap_u64 v = has_piece && (piece >> 6) == i ? (clheap_u64)1 << (piece & 63u) : 0;
-            clheap_store64(clheap_bm_container(h, desc, l, i), v);
-            return;
-        }
-        i -= containers;
-        bits = containers;
-        piece >>= 6;
-    }
+    clheap_bm_init_container(h, clheap_pages_desc(h, o), i, o == h[CLHEAP_HDR_SEGMENT_ORDER]);
 }
 
 #endif

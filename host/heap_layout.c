@@ -196,6 +196,11 @@ static clheap_status plan_bitmap_kinds(const clheap_heap_config *config, uint64_
         if (header_units + bitmap_units(n, bitmaps, segment_order) + n * (item_units + extra_units_per_item) <= units)
             break;
     }
+    /* TierAlloc: whole segments only, so that a request for the whole pool is a run of
+     * segments (what this leaves unused is under one segment: at most 4 MiB, 1/64 of the
+     * pool in small heaps). */
+    if (tier)
+        n = (n >> segment_order) << segment_order;
     uint64_t unit = header_units;
     h[CLHEAP_HDR_BITMAP_FIRST] = header_units;
     for (uint32_t b = 0; b < bitmaps; b++)

@@ -176,7 +176,7 @@ static uint32_t pages_desc(const uint32_t *w, uint32_t o)
 static clheap_status walk_pages(const uint32_t *w, uint8_t *free_map, clheap_heap_stats *s, char *what, size_t len)
 {
     uint32_t top = w[CLHEAP_HDR_SEGMENT_ORDER], frames = w[CLHEAP_HDR_FRAME_COUNT];
-    if (top < 6 || top > 12 || (frames >> top) == 0)
+    if (top < 6 || top > 12 || (frames >> top) == 0 || frames % (1u << top))
         return clheap_report_violation(what, len, "segment order %u does not fit %u frames", top, frames);
     for (uint32_t o = 0; o <= top; o++) {
         uint32_t desc = pages_desc(w, o);

@@ -42,7 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 2)
         return 0;
     clheap_heap_config config = clheap_heap_config_default();
-    config.allocator = (clheap_allocator)(1 + data[0] % 8);
+    config.allocator = (clheap_allocator)(1 + data[0] % CLHEAP_ALLOCATOR_LAST);
     config.presplit = data[1] & 1 ? CLHEAP_PRESPLIT_UNIFORM : CLHEAP_PRESPLIT_BINARY_HEAP;
     config.uniform_chunk_bytes = 1024u << (data[1] >> 1 & 3);
     config.size_bytes = 1 << 20;
@@ -52,12 +52,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         die("create failed", NULL);
     int circular = config.allocator >= CLHEAP_CMALLOC && config.allocator <= CLHEAP_CFMMALLOC;
     int bitmap = config.allocator == CLHEAP_BITMAP_ALLOC, blocks = config.allocator == CLHEAP_BLOCK_ALLOC;
-    int frees_detected = circular || bitmap || blocks; /* bump allocators cannot see double frees */
+    int frees_detected = circular || bitmap || blocks || tier; /* bump allocators cannot see double frees */
+    int tier = config.allocator == CLHEAP_TIER_ALLOC;
     uint64_t max_request = 1u << 20;
     if (bitmap)
         max_request = (uint64_t)heap.words[CLHEAP_HDR_SLOT_UNITS] * 16u;
     if (blocks)
         max_request = heap.words[CLHEAP_HDR_CLASS_BYTES + heap.words[CLHEAP_HDR_CLASS_COUNT] - 1];
+    if (tier) /* every size up to the whole pool */
+        max_request = (uint64_t)heap.words[CLHEAP_HDR_FRAME_COUNT] * heap.words[CLHEAP_HDR_FRAME_UNITS] * 16u;
     int wraps = config.allocator == CLHEAP_ATOMIC_WRAP_MALLOC;
     static live model[MAX_LIVE];
     size_t n = 0;
@@ -137,8 +140,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         if (bitmap && s.used_chunks != n)
             die("used slots disagree with the model", NULL);
-        if (blocks) {
-            uint64_t objects = 0;
+        if (blocks || tier) {
+            uint64_t objects = s.large_count;
             for (uint32_t c = 0; c < s.class_count; c++)
                 objects += s.class_objects[c];
             if (objects != n)

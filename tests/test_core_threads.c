@@ -62,7 +62,9 @@ static void *work(void *arg)
             unit[s] = 0;
             continue;
         }
-        size_t bytes = w->heap->allocator == CLHEAP_BITMAP_ALLOC ? 4 + (r >> 5) % 13 : 4 + (r >> 5) % 4093;
+        size_t bytes = w->heap->allocator == CLHEAP_BITMAP_ALLOC ? 4 + (r >> 5) % 13
+                       : w->heap->allocator == CLHEAP_TIER_ALLOC && r % 8 == 0 ? 16384 + (r >> 5) % 40000 /* page tier */
+                                                                            : 4 + (r >> 5) % 4093;
         unit[s] = core_heap_malloc(w->heap, bytes, w->group);
         if (!unit[s]) {
             w->nulls++;
@@ -107,7 +109,7 @@ static void run_threads(clheap_allocator allocator)
     clheap_status status = core_heap_walk(&heap, &s, what, sizeof what);
     if (status != CLHEAP_SUCCESS)
         fail_msg("%s", what);
-    if (allocator == CLHEAP_BLOCK_ALLOC) {
+    if (allocator == CLHEAP_BLOCK_ALLOC || allocator == CLHEAP_TIER_ALLOC) {
         /* Every object is gone; an empty block may stay allocated if its invalidation
          * lost a race with a reservation that was then rolled back. */
         for (uint32_t c = 0; c < s.class_count; c++)
@@ -136,6 +138,7 @@ static void cmmalloc_threads(void **state) { (void)state; run_threads(CLHEAP_CMM
 static void cfmmalloc_threads(void **state) { (void)state; run_threads(CLHEAP_CFMMALLOC); }
 static void bitmap_threads(void **state) { (void)state; run_threads(CLHEAP_BITMAP_ALLOC); }
 static void blocks_threads(void **state) { (void)state; run_threads(CLHEAP_BLOCK_ALLOC); }
+static void tier_threads(void **state) { (void)state; run_threads(CLHEAP_TIER_ALLOC); }
 
 int main(void)
 {
@@ -146,6 +149,7 @@ int main(void)
         cmocka_unit_test(cfmmalloc_threads),
         cmocka_unit_test(bitmap_threads),
         cmocka_unit_test(blocks_threads),
+        cmocka_unit_test(tier_threads),
     };
     return cmocka_run_group_tests_name("core_threads", tests, NULL, NULL);
 }
