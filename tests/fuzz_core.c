@@ -52,8 +52,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         die("create failed", NULL);
     int circular = config.allocator >= CLHEAP_CMALLOC && config.allocator <= CLHEAP_CFMMALLOC;
     int bitmap = config.allocator == CLHEAP_BITMAP_ALLOC, blocks = config.allocator == CLHEAP_BLOCK_ALLOC;
-    int frees_detected = circular || bitmap || blocks || tier; /* bump allocators cannot see double frees */
     int tier = config.allocator == CLHEAP_TIER_ALLOC;
+    int frees_detected = circular || bitmap || blocks || tier; /* bump allocators cannot see double frees */
     uint64_t max_request = 1u << 20;
     if (bitmap)
         max_request = (uint64_t)heap.words[CLHEAP_HDR_SLOT_UNITS] * 16u;
