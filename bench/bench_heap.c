@@ -224,8 +224,8 @@ int bench_throughput(bench_env *env)
            "malloc ms", "free ms", "malloc/s", "free/s", "NULLs");
     int failures = 0;
     /* Every allocator, then BlockAlloc again with work-group request coalescing. */
-    for (int row = CLHEAP_ATOMIC_MALLOC; row <= CLHEAP_BLOCK_ALLOC + 1; row++) {
-        int group = row == CLHEAP_BLOCK_ALLOC + 1;
+    for (int row = CLHEAP_ATOMIC_MALLOC; row <= CLHEAP_ALLOCATOR_LAST + 1; row++) {
+        int group = row == CLHEAP_ALLOCATOR_LAST + 1;
         int a = group ? CLHEAP_BLOCK_ALLOC : row;
         if (!bench_wants(env, (clheap_allocator)a))
             continue;
@@ -352,7 +352,7 @@ int bench_registers(bench_env *env)
     FILE *csv = bench_csv_open(env, "registers", "allocator,uncoalesced,coalesced,ptxas_line");
     printf("registers: a kernel with one malloc + free (ptxas, -cl-nv-verbose)\n");
     printf("  %-17s %12s %12s\n", "allocator", "uncoalesced", "warp-coalesced");
-    for (int a = CLHEAP_ATOMIC_MALLOC; a <= CLHEAP_BLOCK_ALLOC; a++) {
+    for (int a = CLHEAP_ATOMIC_MALLOC; a <= CLHEAP_ALLOCATOR_LAST; a++) {
         const char *name = clheap_allocator_name((clheap_allocator)a);
         if (!bench_wants(env, (clheap_allocator)a))
             continue;
@@ -362,7 +362,7 @@ int bench_registers(bench_env *env)
         }
         char line[256], line2[256];
         int plain = kernel_registers(env, (clheap_allocator)a, 0, line, sizeof line);
-        int has_warp = a == CLHEAP_BLOCK_ALLOC || (a >= CLHEAP_CMALLOC && a <= CLHEAP_CFMMALLOC);
+        int has_warp = a >= CLHEAP_CMALLOC && a != CLHEAP_BITMAP_ALLOC;
         int warp = has_warp ? kernel_registers(env, (clheap_allocator)a, 1, line2, sizeof line2) : -1;
         char warp_text[16] = "-";
         if (has_warp)

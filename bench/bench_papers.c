@@ -197,7 +197,7 @@ int bench_papers(bench_env *env)
     static const uint32_t strides[] = {32, 1};
     for (int si = 0; si < 2; si++) {
         uint32_t stride = strides[si];
-        for (int a = CLHEAP_ATOMIC_MALLOC; a <= CLHEAP_BLOCK_ALLOC; a++) {
+        for (int a = CLHEAP_ATOMIC_MALLOC; a <= CLHEAP_ALLOCATOR_LAST; a++) {
             if (!bench_wants(env, (clheap_allocator)a))
                 continue;
             fprintf(stderr, "clheap-bench: paper tests, %s, stride %u\n",
@@ -265,7 +265,7 @@ int bench_linux_scalability(bench_env *env)
                                "allocator,work_items,per_item,heap_bytes,alloc_ms,free_ms,ns_per_alloc,utilisation");
     printf("linux-scalability: %u work-items x x allocations of %u B, heap for exactly that many\n", items, bytes);
     printf("  %-17s %6s %12s %12s %12s %12s\n", "allocator", "x", "alloc ms", "free ms", "ns/alloc", "utilisation");
-    for (int a = CLHEAP_ATOMIC_MALLOC; a <= CLHEAP_BLOCK_ALLOC; a++) {
+    for (int a = CLHEAP_ATOMIC_MALLOC; a <= CLHEAP_ALLOCATOR_LAST; a++) {
         if (!bench_wants(env, (clheap_allocator)a))
             continue;
         for (uint32_t x = 1; x <= (env->quick ? 4u : 64u); x *= 2) {
@@ -331,7 +331,7 @@ int bench_oom(bench_env *env)
     printf("out-of-memory utilisation: fill a %llu MiB heap until NULL (0 B = mixed 16 B - 4 KiB)\n",
            (unsigned long long)(heap_bytes >> 20));
     printf("  %-17s %6s %10s %14s %12s\n", "allocator", "bytes", "granted", "granted bytes", "utilisation");
-    for (int a = CLHEAP_ATOMIC_MALLOC; a <= CLHEAP_BLOCK_ALLOC; a++) {
+    for (int a = CLHEAP_ATOMIC_MALLOC; a <= CLHEAP_ALLOCATOR_LAST; a++) {
         if (a == CLHEAP_ATOMIC_WRAP_MALLOC || !bench_wants(env, (clheap_allocator)a))
             continue; /* AtomicWrapMalloc wraps instead of running out */
         for (int si = 0; si < 4; si++) {
