@@ -63,6 +63,27 @@ static CLHEAP_INLINE clheap_u32 clheap_ceil_log2(clheap_u32 m)
     return k;
 }
 
+/* Clears the bits of mask in container c of bitmap desc if all of them are set, by CAS
+ * from v (the value last seen), retried a bounded number of times against the value
+ * found; keeps the levels above as cl/clheap_bitmap.h requires. 1 if it cleared them. */
+static CLHEAP_INLINE int clheap_pages_take_bits(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc, clheap_u32 c,
+                                                clheap_u64 v, clheap_u64 mask)
+{
+    CLHEAP_GLOBAL clheap_u64 *word = clheap_bm_container(h, desc, 0u, c);
+    for (int tries = 0; tries < CLHEAP_PAGES_CAS_TRIES && (v & mask) == mask; tries++) {
+        clheap_u64 seen = clheap_cas64(word, v, v & ~mask);
+        if (seen == v) {
+            if ((v & ~mask) == 0) {
+                clheap_fence_full();
+                clheap_bm_clear_above(h, desc, 0u, c);
+            }
+            return 1;
+        }
+        v = seen;
+    }
+    return 0;
+}
+
 /* Releases the free piece of order o at frame f, merging it with free buddies. */
 static CLHEAP_INLINE void clheap_pages_release(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 f, clheap_u32 o)
 {
@@ -75,22 +96,8 @@ static CLHEAP_INLINE void clheap_pages_release(CLHEAP_GLOBAL clheap_u32 *h, clhe
         clheap_u64 v = clheap_bm_set_at(h, desc, 0u, index) | bit;
         if (!(v & buddy))
             return; /* the buddy is in use (or past the pool's end): a free piece now */
-        CLHEAP_GLOBAL clheap_u64 *word = clheap_bm_container(h, desc, 0u, index >> 6);
-        int merged = 0;
-        for (int tries = 0; tries < CLHEAP_PAGES_CAS_TRIES && (v & pair) == pair; tries++) {
-            clheap_u64 seen = clheap_cas64(word, v, v & ~pair);
-            if (seen == v) {
-                merged = 1;
-                break;
-            }
-            v = seen;
-        }
-        if (!merged)
+        if (!clheap_pages_take_bits(h, desc, index >> 6, v, pair))
             return; /* a taker got one half first (or the merge gave up: P2's exception) */
-        if ((v & ~pair) == 0) {
-            clheap_fence_full();
-            clheap_bm_clear_above(h, desc, 0u, index >> 6);
-        }
     }
     clheap_bm_set_at(h, clheap_pages_desc(h, top), 0u, index);
 }
@@ -127,17 +134,6 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_order(CLHEAP_GLOBAL clheap_u32
     return CLHEAP_BM_FAIL;
 }
 
-/* Sets the bits of mask in container c of B_S (a rollback of a partial run). */
-static CLHEAP_INLINE void clheap_pages_untake(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc, clheap_u32 c,
-                                              clheap_u64 mask)
-{
-    clheap_u64 old = clheap_or64(clheap_bm_container(h, desc, 0u, c), mask);
-    if (old == 0) {
-        clheap_fence_full();
-        clheap_bm_set_at(h, desc, 1u, c);
-    }
-}
-
 /* Takes the segments [first, first + count) if all are free; 0 if one was not. */
 static CLHEAP_INLINE int clheap_pages_claim_run(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc, clheap_u32 first,
                                                 clheap_u32 count)
@@ -146,28 +142,13 @@ static CLHEAP_INLINE int clheap_pages_claim_run(CLHEAP_GLOBAL clheap_u32 *h, clh
     for (clheap_u32 pos = first; pos < end;) {
         clheap_u32 c = pos >> 6, lo = pos & 63u, n = end - pos < 64u - lo ? end - pos : 64u - lo;
         clheap_u64 mask = clheap_ones64(n) << lo;
-        CLHEAP_GLOBAL clheap_u64 *word = clheap_bm_container(h, desc, 0u, c);
-        clheap_u64 v = clheap_load64(word);
-        int taken = 0;
-        for (int tries = 0; tries < CLHEAP_PAGES_CAS_TRIES && (v & mask) == mask; tries++) {
-            clheap_u64 seen = clheap_cas64(word, v, v & ~mask);
-            if (seen == v) {
-                taken = 1;
-                break;
-            }
-            v = seen;
-        }
-        if (!taken) { /* roll back what this run already took, in reverse */
-            for (clheap_u32 back = first; back < pos;) {
-                clheap_u32 bc = back >> 6, blo = back & 63u, bn = pos - back < 64u - blo ? pos - back : 64u - blo;
-                clheap_pages_untake(h, desc, bc, clheap_ones64(bn) << blo);
+        if (!clheap_pages_take_bits(h, desc, c, clheap_load64(clheap_bm_container(h, desc, 0u, c)), mask)) {
+            for (clheap_u32 back = first; back < pos;) { /* roll back what this run took */
+                clheap_u32 bn = pos - back < 64u - (back & 63u) ? pos - back : 64u - (back & 63u);
+                clheap_bm_put_run(h, desc, back, bn);
                 back += bn;
             }
             return 0;
-        }
-        if ((v & ~mask) == 0) {
-            clheap_fence_full();
-            clheap_bm_clear_above(h, desc, 0u, c);
         }
         pos += n;
     }
