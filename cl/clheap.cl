@@ -147,9 +147,24 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_malloc_warp(__global clheap_u32 
 #endif
 
 #if CLHEAP_HAS_BLOCKS
-/* Blocks: the lanes asking for one class reserve their slots with one atomic of the
- * lowest lane. TierAlloc tries its hinted block first; its large requests go alone
- * (they are never coalesced: each is a run of frames of its own). */
+/* The rank-th set bit of v, counted from the lowest (v has more than rank bits). */
+static CLHEAP_INLINE clheap_u32 clheap_nth_bit(clheap_u64 v, clheap_u32 rank)
+{
+    for (; rank; rank--)
+        v &= v - 1u;
+    return clheap_ctz64(v);
+}
+
+static CLHEAP_INLINE clheap_u64 clheap_ptx_shfl64(clheap_u32 mask, clheap_u64 v, clheap_u32 src)
+{
+    return (clheap_u64)clheap_ptx_shfl(mask, (clheap_u32)v, src) |
+           ((clheap_u64)clheap_ptx_shfl(mask, (clheap_u32)(v >> 32), src) << 32);
+}
+
+/* Blocks: the lanes asking for one class are served by the lowest lane: TierAlloc takes
+ * their slots from its run with one add, then (for lanes the run could not serve) both
+ * allocators reserve up to all of them in one block with one OR. Large requests go alone
+ * (each is a run of frames of its own), as do lanes neither could serve. */
 static CLHEAP_INLINE clheap_u32 clheap_blocks_malloc_warp(__global clheap_u32 *h, clheap_size bytes)
 {
     clheap_u32 c = bytes ? clheap_class_for(h, bytes) : CLHEAP_MAX_CLASSES;
@@ -165,30 +180,76 @@ static CLHEAP_INLINE clheap_u32 clheap_blocks_malloc_warp(__global clheap_u32 *h
     }
     clheap_u32 lane = clheap_ptx_laneid();
     clheap_u32 leader = 31u - clz(peers & (0u - peers));
-    clheap_u32 rank = popcount(peers & ((1u << lane) - 1u));
-    clheap_u32 frame = CLHEAP_BM_FAIL;
+    clheap_u32 rank = popcount(peers & ((1u << lane) - 1u)), n = popcount(peers);
+    clheap_u32 frame = CLHEAP_BM_FAIL, run = 0u, first = 0u, k = 0u;
     clheap_u64 got = 0;
     if (lane == leader) {
 #if CLHEAP_ALLOCATOR == CLHEAP_KIND_TIER
-        frame = clheap_tier_reserve(h, c, popcount(peers), clheap_rotation_seed(), &got);
+        k = clheap_tier_run_take(h, c, n, clheap_rotation_seed(), &run, &first);
+        if (k < n)
+            frame = clheap_tier_reserve_slow(h, c, n - k, clheap_rotation_seed(), &got);
 #else
-        frame = clheap_block_reserve_any(h, c, popcount(peers), clheap_rotation_seed(), &got);
+        frame = clheap_block_reserve_any(h, c, n, clheap_rotation_seed(), &got);
 #endif
     }
+    k = clheap_ptx_shfl(peers, k, leader);
+#if CLHEAP_ALLOCATOR == CLHEAP_KIND_TIER
+    run = clheap_ptx_shfl(peers, run, leader);
+    first = clheap_ptx_shfl(peers, first, leader);
+    if (rank < k)
+        return clheap_tier_run_unit(h, run, c, first + rank);
+#endif
     frame = clheap_ptx_shfl(peers, frame, leader);
-    clheap_u32 lo = clheap_ptx_shfl(peers, (clheap_u32)got, leader);
-    clheap_u32 hi = clheap_ptx_shfl(peers, (clheap_u32)(got >> 32), leader);
-    got = (clheap_u64)lo | ((clheap_u64)hi << 32);
-    if (frame != CLHEAP_BM_FAIL && rank < clheap_popcount64(got)) {
-        for (clheap_u32 skip = rank; skip; skip--)
-            got &= got - 1u;
-        return clheap_slot_unit(h, frame, c, clheap_ctz64(got));
-    }
+    got = clheap_ptx_shfl64(peers, got, leader);
+    if (frame != CLHEAP_BM_FAIL && rank - k < clheap_popcount64(got))
+        return clheap_slot_unit(h, frame, c, clheap_nth_bit(got, rank - k));
 #if CLHEAP_ALLOCATOR == CLHEAP_KIND_TIER
     return clheap_tier_malloc_unit(h, bytes, clheap_rotation_seed() + 0x5bd1e995u);
 #else
     return clheap_blocks_malloc_unit(h, bytes, clheap_rotation_seed() + 0x5bd1e995u);
 #endif
+}
+
+/* Blocks: the lanes freeing slots of one block clear all their bits with one AND of the
+ * lowest lane; each lane reads its own bit in the old value (a double free finds it
+ * clear, and of two lanes freeing one slot the higher is counted). Large allocations
+ * and bad pointers are handled by their own lane. */
+static CLHEAP_INLINE void clheap_blocks_free_warp(__global clheap_u32 *h, __global void *ptr)
+{
+    clheap_u32 mask = clheap_ptx_activemask();
+    clheap_u32 frame = 0u, cls = 0u, slot = 0u, unit = ptr ? clheap_frame_locate(h, ptr, &frame, &cls) : 0u;
+#if CLHEAP_ALLOCATOR == CLHEAP_KIND_TIER
+    int large = unit && cls == CLHEAP_TIER_LARGE;
+#else
+    int large = 0;
+#endif
+    int small = unit && !large && clheap_block_slot_in(h, unit, frame, cls, &slot);
+    clheap_u32 peers = clheap_ptx_match(mask, small ? frame : 0xffffffffu);
+    if (!small) {
+#if CLHEAP_ALLOCATOR == CLHEAP_KIND_TIER
+        if (large)
+            clheap_tier_free_large(h, unit, frame);
+#endif
+        return;
+    }
+    clheap_u32 lane = clheap_ptx_laneid(), leader = 31u - clz(peers & (0u - peers));
+    clheap_u64 bits = 0;
+    int repeated = 0;
+    for (clheap_u32 m = peers; m; m &= m - 1u) {
+        clheap_u32 src = 31u - clz(m & (0u - m));
+        clheap_u32 other = clheap_ptx_shfl(peers, slot, src);
+        bits |= (clheap_u64)1 << other;
+        repeated |= src < lane && other == slot;
+    }
+    clheap_u64 old = 0;
+    if (lane == leader) {
+        old = clheap_and64(clheap_block_alloc_bits(h, frame), ~bits);
+        if (old & bits)
+            clheap_block_after_release(h, frame, cls - 1u, old, old & bits);
+    }
+    old = clheap_ptx_shfl64(peers, old, leader);
+    if (repeated || !((old >> slot) & 1u))
+        clheap_count_error(h, CLHEAP_HDR_ERR_DOUBLE_FREE);
 }
 #endif
 #endif
@@ -245,6 +306,8 @@ static CLHEAP_INLINE void clheap_free(CLHEAP_GLOBAL clheap_heap *heap, CLHEAP_GL
     clheap_circular_free(clheap_words(heap), ptr, CLHEAP_FUSED, CLHEAP_MULTI);
 #elif CLHEAP_ALLOCATOR == CLHEAP_KIND_BITMAP
     clheap_bitmap_free(clheap_words(heap), ptr);
+#elif CLHEAP_HAS_BLOCKS && defined(CLHEAP_HAVE_PTX)
+    clheap_blocks_free_warp(clheap_words(heap), ptr);
 #elif CLHEAP_ALLOCATOR == CLHEAP_KIND_BLOCKS
     clheap_blocks_free(clheap_words(heap), ptr);
 #elif CLHEAP_ALLOCATOR == CLHEAP_KIND_TIER

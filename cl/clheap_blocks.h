@@ -189,13 +189,13 @@ static CLHEAP_INLINE void clheap_block_reclaim(CLHEAP_GLOBAL clheap_u32 *h, clhe
         clheap_bm_put_run(h, CLHEAP_BM_FREE, frame, h[CLHEAP_HDR_CLASS_FRAMES + c]);
 }
 
-/* Frees `bits` (all set) of the block at `frame` of class c: activation, invalidation. */
-static CLHEAP_INLINE void clheap_block_release_slots(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame,
-                                                     clheap_u32 c, clheap_u64 bits)
+/* After the AND that freed `bits` of the block at `frame` of class c found `old`
+ * (every bit of `bits` set in it): activation if it was full, invalidation if empty. */
+static CLHEAP_INLINE void clheap_block_after_release(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame,
+                                                     clheap_u32 c, clheap_u64 old, clheap_u64 bits)
 {
     CLHEAP_GLOBAL clheap_u64 *alloc = clheap_block_alloc_bits(h, frame);
     clheap_u64 slots = clheap_class_slots(h, c);
-    clheap_u64 old = clheap_and64(alloc, ~bits);
     if (old == ~(clheap_u64)0)
         clheap_bm_try_set(h, CLHEAP_BM_ACTIVE(c), frame); /* was full: findable again */
     for (int attempt = 0; attempt < 2; attempt++) {
@@ -214,6 +214,13 @@ static CLHEAP_INLINE void clheap_block_release_slots(CLHEAP_GLOBAL clheap_u32 *h
         if (old == ~(clheap_u64)0 && ours)
             clheap_bm_try_set(h, CLHEAP_BM_ACTIVE(c), frame);
     }
+}
+
+/* Frees `bits` (all set) of the block at `frame` of class c. */
+static CLHEAP_INLINE void clheap_block_release_slots(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame,
+                                                     clheap_u32 c, clheap_u64 bits)
+{
+    clheap_block_after_release(h, frame, c, clheap_and64(clheap_block_alloc_bits(h, frame), ~bits), bits);
 }
 
 /* Slow path: take frames for a new block of class c and reserve `want` slots in it. */
@@ -299,44 +306,62 @@ static CLHEAP_INLINE clheap_u32 clheap_blocks_malloc_unit(CLHEAP_GLOBAL clheap_u
     return clheap_slot_unit(h, frame, c, clheap_ctz64(got));
 }
 
-/* Locates the block and slot a pointer names; 0 (and an error counted) if it names none. */
-static CLHEAP_INLINE int clheap_block_locate(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL void *ptr,
-                                             clheap_u32 *frame_out, clheap_u32 *class_out, clheap_u32 *slot_out)
+/* The slot of `unit` in the block at `frame` (its frame's owner), whose first frame's
+ * class word is `cls`; 0 (and an error counted) if it names no slot. */
+static CLHEAP_INLINE int clheap_block_slot_in(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 unit, clheap_u32 frame,
+                                              clheap_u32 cls, clheap_u32 *slot_out)
 {
-    clheap_u32 first = h[CLHEAP_HDR_POOL_START], frame_units = h[CLHEAP_HDR_FRAME_UNITS];
-    clheap_u32 frames = h[CLHEAP_HDR_FRAME_COUNT];
-    clheap_u32 unit = clheap_unit_of_free(h, ptr, first, first + frames * frame_units);
-    if (!unit)
-        return 0;
-    clheap_u32 frame = clheap_load32(clheap_block_header(h, (unit - first) / frame_units) + CLHEAP_BLOCK_WORD_OWNER);
-    clheap_u32 cls = frame < frames ? clheap_load32(clheap_block_header(h, frame) + CLHEAP_BLOCK_WORD_CLASS) : 0u;
     if (cls == 0u || cls > h[CLHEAP_HDR_CLASS_COUNT]) {
         clheap_count_error(h, CLHEAP_HDR_ERR_DOUBLE_FREE); /* its block was freed */
         return 0;
     }
     clheap_u32 slot_units = h[CLHEAP_HDR_CLASS_BYTES + cls - 1u] / CLHEAP_UNIT;
-    clheap_u32 offset = unit - first - frame * frame_units;
+    clheap_u32 offset = unit - h[CLHEAP_HDR_POOL_START] - frame * h[CLHEAP_HDR_FRAME_UNITS];
     if (offset % slot_units || offset / slot_units >= h[CLHEAP_HDR_CLASS_CAPACITY + cls - 1u]) {
         clheap_count_error(h, CLHEAP_HDR_ERR_FREE_NOT_CHUNK);
         return 0;
     }
-    *frame_out = frame;
-    *class_out = cls - 1u;
     *slot_out = offset / slot_units;
     return 1;
 }
 
+/* The unit a pointer to be freed names, its frame's owner and the owner's class word;
+ * 0 (and an error counted) if the pointer is outside the pool or misaligned. */
+static CLHEAP_INLINE clheap_u32 clheap_frame_locate(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL void *ptr,
+                                                    clheap_u32 *owner_out, clheap_u32 *cls_out)
+{
+    clheap_u32 first = h[CLHEAP_HDR_POOL_START], frame_units = h[CLHEAP_HDR_FRAME_UNITS];
+    clheap_u32 frames = h[CLHEAP_HDR_FRAME_COUNT];
+    clheap_u32 unit = clheap_unit_of_free(h, ptr, first, first + frames * frame_units);
+    if (!unit)
+        return 0u;
+    clheap_u32 owner = clheap_load32(clheap_block_header(h, (unit - first) / frame_units) + CLHEAP_BLOCK_WORD_OWNER);
+    *owner_out = owner;
+    *cls_out = owner < frames ? clheap_load32(clheap_block_header(h, owner) + CLHEAP_BLOCK_WORD_CLASS) : 0u;
+    return unit;
+}
+
+/* Frees slot `slot` of the block at `frame` of class c: one AND, whose old value also
+ * tells a double free. */
+static CLHEAP_INLINE void clheap_block_free_slot(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame, clheap_u32 c,
+                                                 clheap_u32 slot)
+{
+    clheap_u64 bit = (clheap_u64)1 << slot;
+    clheap_u64 old = clheap_and64(clheap_block_alloc_bits(h, frame), ~bit);
+    if (!(old & bit))
+        clheap_count_error(h, CLHEAP_HDR_ERR_DOUBLE_FREE);
+    else
+        clheap_block_after_release(h, frame, c, old, bit);
+}
+
 static CLHEAP_INLINE void clheap_blocks_free(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL void *ptr)
 {
-    clheap_u32 frame, c, slot;
-    if (!ptr || !clheap_block_locate(h, ptr, &frame, &c, &slot))
+    clheap_u32 frame, cls, slot;
+    if (!ptr)
         return;
-    clheap_u64 bit = (clheap_u64)1 << slot;
-    if (!(clheap_load64(clheap_block_alloc_bits(h, frame)) & bit)) {
-        clheap_count_error(h, CLHEAP_HDR_ERR_DOUBLE_FREE);
-        return;
-    }
-    clheap_block_release_slots(h, frame, c, bit);
+    clheap_u32 unit = clheap_frame_locate(h, ptr, &frame, &cls);
+    if (unit && clheap_block_slot_in(h, unit, frame, cls, &slot))
+        clheap_block_free_slot(h, frame, cls - 1u, slot);
 }
 
 /* ---- initialisation (one work-item per frame, and per bitmap container) ----------- */

@@ -22,6 +22,18 @@ __kernel void clheap_init_bitmaps(__global clheap_heap *heap, uint bitmap_count,
 }
 #endif
 
+#if CLHEAP_ALLOCATOR == CLHEAP_KIND_TIER
+/* TierAlloc: one work-item per run hint ends its run and frees the slots it had not
+ * handed out (before parallel_do, whose snapshot must see only real objects). */
+__kernel void clheap_close_runs(__global clheap_heap *heap)
+{
+    __global uint *h = clheap_words(heap);
+    uint i = (uint)get_global_id(0), slots = h[CLHEAP_HDR_HINT_SLOTS];
+    if (i < h[CLHEAP_HDR_CLASS_COUNT] * slots)
+        clheap_tier_close_hint(h, i / slots, i % slots);
+}
+#endif
+
 #if CLHEAP_HAS_BLOCKS
 /* parallel_do, step 1: one work-item per container of class c's allocated-block bitmap
  * lists its blocks and snapshots their allocation bitmaps as iteration bitmaps. */

@@ -11,7 +11,7 @@
 
 #define CLHEAP_UNIT 16u
 #define CLHEAP_MAGIC 0x50484c43u /* "CLHP" */
-#define CLHEAP_LAYOUT_VERSION 2u
+#define CLHEAP_LAYOUT_VERSION 3u
 
 /* Allocator kinds: the same numbers as enum clheap_allocator in <clheap/heap.h>. */
 #define CLHEAP_KIND_ATOMIC 1
@@ -63,11 +63,13 @@
 #define CLHEAP_HDR_BITMAP_FIRST 15  /* unit where the bitmap region starts */
 #define CLHEAP_HDR_SEGMENT_ORDER 9  /* TierAlloc: a segment is 2^S frames (cl/clheap_pages.h) */
 #define CLHEAP_HDR_HINT_SLOTS 26    /* TierAlloc: block hints per class (cl/clheap_tier.h) */
-/* Size classes (blocks): class c's slot bytes, frames per block and slots per block. */
+/* Size classes (blocks): class c's slot bytes, frames per block, slots per block and
+ * (TierAlloc) blocks per run, the unit its per-work-group-slot hints bump through. */
 #define CLHEAP_MAX_CLASSES 32
 #define CLHEAP_HDR_CLASS_BYTES 32
 #define CLHEAP_HDR_CLASS_FRAMES (CLHEAP_HDR_CLASS_BYTES + CLHEAP_MAX_CLASSES)
 #define CLHEAP_HDR_CLASS_CAPACITY (CLHEAP_HDR_CLASS_FRAMES + CLHEAP_MAX_CLASSES)
+#define CLHEAP_HDR_CLASS_RUN (CLHEAP_HDR_CLASS_CAPACITY + CLHEAP_MAX_CLASSES)
 /* Bitmap descriptors: unit of the first container, bits, levels, and the container
  * index where each level starts. */
 #define CLHEAP_BM_UNIT 0
@@ -76,7 +78,7 @@
 #define CLHEAP_BM_LEVEL0 3
 #define CLHEAP_BM_MAX_LEVELS 6
 #define CLHEAP_BM_DESC_WORDS 9
-#define CLHEAP_HDR_BITMAPS (CLHEAP_HDR_CLASS_CAPACITY + CLHEAP_MAX_CLASSES)
+#define CLHEAP_HDR_BITMAPS (CLHEAP_HDR_CLASS_RUN + CLHEAP_MAX_CLASSES)
 /* BitmapAlloc: bitmap 0 = free slots. Blocks: bitmap 0 = free frames, then for each
  * class c: 1 + 2c = allocated blocks, 2 + 2c = active (allocated, not full) blocks.
  * TierAlloc: the same, bitmap 0 being the page tier's free pieces of order 0, then
@@ -88,7 +90,8 @@
 #define CLHEAP_BM_ACTIVE(c) CLHEAP_BM_DESC(2 + 2 * (c))
 #define CLHEAP_HDR_BITMAP_WORDS \
     (CLHEAP_HDR_BITMAPS + (1 + 2 * CLHEAP_MAX_CLASSES + CLHEAP_MAX_SEGMENT_ORDER) * CLHEAP_BM_DESC_WORDS)
-/* TierAlloc: per class, CLHEAP_HDR_HINT_SLOTS words naming a block (first frame + 1). */
+/* TierAlloc: per class, CLHEAP_HDR_HINT_SLOTS 64-bit run hints (cl/clheap_tier.h):
+ * high word the run's first frame + 1 (0: none), low word the slots handed out. */
 #define CLHEAP_HDR_HINT_FIRST ((CLHEAP_HDR_BITMAP_WORDS + 3) & ~3)
 
 /* Block header, one per frame (2 units, fixed offsets, the same in every block so a

@@ -155,9 +155,54 @@ static CLHEAP_INLINE int clheap_pages_claim_run(CLHEAP_GLOBAL clheap_u32 *h, clh
     return 1;
 }
 
-/* The first segment of a run of `count` free segments, or FAIL. Scans B_S's level 0
- * once from a rotated container (so concurrent requests start apart): at most
- * segments / 64 containers, one load each, then the claim. */
+/* Scans B_S's level 0 once, from container c0 round to the end of the pool (runs do not
+ * wrap): the first free run of at least `count` segments if first_fit, else the
+ * shortest such run (best fit keeps long runs for long requests). Returns its first
+ * segment and its length in *length, or FAIL. */
+static CLHEAP_INLINE clheap_u32 clheap_pages_find_run(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc, clheap_u32 count,
+                                                      clheap_u32 c0, int first_fit, clheap_u32 *length)
+{
+    clheap_u32 containers = (h[desc + CLHEAP_BM_BITS] + 63u) / 64u;
+    clheap_u32 run_start = 0, run = 0, best = CLHEAP_BM_FAIL, best_length = 0xffffffffu;
+    for (clheap_u32 step = 0; step <= containers; step++) {
+        clheap_u32 c = (c0 + step) % containers;
+        clheap_u64 v = step < containers ? clheap_load64(clheap_bm_container(h, desc, 0u, c)) : 0u;
+        if (c == 0u || step == containers) { /* the pool's end (or the scan's) ends a run */
+            if (run >= count && run < best_length) {
+                best = run_start;
+                best_length = run;
+            }
+            run = 0;
+        }
+        for (clheap_u32 b = 0; b < 64u;) {
+            clheap_u64 rest = v >> b;
+            if (!(rest & 1u)) { /* a taken segment ends the run */
+                if (run >= count && run < best_length) {
+                    best = run_start;
+                    best_length = run;
+                }
+                run = 0;
+                b += rest ? clheap_ctz64(rest) : 64u - b;
+                continue;
+            }
+            clheap_u32 ones = ~rest ? clheap_ctz64(~rest) : 64u - b;
+            if (!run)
+                run_start = c * 64u + b;
+            run += ones;
+            b += ones;
+            if (first_fit && run >= count) {
+                *length = run;
+                return run_start;
+            }
+        }
+    }
+    *length = best_length;
+    return best;
+}
+
+/* The first segment of a run of `count` free segments, or FAIL: the best fit, then (if
+ * a concurrent request took part of it) first fits from rotated starts, so that
+ * concurrent requests spread. At most 3 scans of segments / 64 loads, and the claims. */
 static CLHEAP_INLINE clheap_u32 clheap_pages_take_segments(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 count,
                                                            clheap_u32 seed)
 {
@@ -165,35 +210,13 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_segments(CLHEAP_GLOBAL clheap_
     clheap_u32 bits = h[desc + CLHEAP_BM_BITS], containers = (bits + 63u) / 64u;
     if (count > bits)
         return CLHEAP_BM_FAIL;
-    for (clheap_u32 attempt = 0; attempt < 2u; attempt++) {
-        clheap_u32 c0 = clheap_hash32(seed + attempt * 0x9E3779B9u) % containers;
-        clheap_u32 run_start = 0, run = 0;
-        for (clheap_u32 step = 0; step < containers; step++) {
-            clheap_u32 c = (c0 + step) % containers;
-            if (c == 0u)
-                run = 0; /* runs do not wrap round the pool's end */
-            clheap_u64 v = clheap_load64(clheap_bm_container(h, desc, 0u, c));
-            for (clheap_u32 b = 0; b < 64u;) {
-                clheap_u64 rest = v >> b;
-                if (!(rest & 1u)) { /* a taken segment ends the run */
-                    run = 0;
-                    b += rest ? clheap_ctz64(rest) : 64u - b;
-                    continue;
-                }
-                clheap_u32 ones = ~rest ? clheap_ctz64(~rest) : 64u - b;
-                if (ones > 64u - b)
-                    ones = 64u - b;
-                if (!run)
-                    run_start = c * 64u + b;
-                run += ones;
-                b += ones;
-                if (run >= count) {
-                    if (clheap_pages_claim_run(h, desc, run_start, count))
-                        return run_start;
-                    run = 0;
-                }
-            }
-        }
+    for (clheap_u32 attempt = 0; attempt < 3u; attempt++) {
+        clheap_u32 length, c0 = attempt ? clheap_hash32(seed + attempt * 0x9E3779B9u) % containers : 0u;
+        clheap_u32 first = clheap_pages_find_run(h, desc, count, c0, attempt != 0u, &length);
+        if (first == CLHEAP_BM_FAIL)
+            return first;
+        if (clheap_pages_claim_run(h, desc, first, count))
+            return first;
     }
     return CLHEAP_BM_FAIL;
 }

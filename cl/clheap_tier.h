@@ -10,11 +10,21 @@
  *          (cl/clheap_pages.h: a segmented buddy system over hierarchical bitmaps; the
  *          unused tail of a power-of-two piece is given back at once).
  *
- * Fast path of a small malloc: each (class, work-group slot) has a hint word in the
- * header naming the block it last used; the request (on NVIDIA, a whole warp's worth of
- * the same class, through inline PTX) reserves slots there with one atomic OR and no
- * bitmap search. Only when that block is full does it fall back to BlockAlloc's search of
- * the class's active blocks, then to opening a block.
+ * Fast path of a small malloc (after Gallatin and LLVM libc's GPU malloc, which claim
+ * one range of slots per warp): each (class, work-group slot) has a 64-bit hint in the
+ * header naming a run of RUN(c) consecutive blocks opened together (one page-tier take
+ * of up to 64 frames: 4096 slots of 16 B) and how many of its slots it has handed out.
+ * A request (on NVIDIA a whole warp's worth of one class, through inline PTX) takes n
+ * slots with one atomic add on the hint, no bitmap search and no block header touched.
+ * A run's slots are all reserved in its blocks' allocation bitmaps when it opens, so no
+ * other path can take them; freeing one makes its block findable as BlockAlloc's are.
+ * The request whose add crosses the run's end is the only one that opens the next run
+ * and installs it with an exchange (so no two openers race, and no one waits for the
+ * opener: the others fall back). The fallback is BlockAlloc's search of the class's
+ * active blocks and opening single blocks; when that fails, the class's runs are
+ * closed (a CAS of each live hint to 0, then their unhanded slots are freed) and the
+ * search tried again, so memory held by hints never makes malloc report a full heap.
+ * A large malloc that finds no frames closes every class's runs and tries once more.
  *
  * free dispatches on the address in O(1): the frame's out-of-band header names the
  * first frame of its block or large allocation, whose header names the class, or
@@ -27,45 +37,167 @@
  *       allocation (first frame's class is CLHEAP_TIER_LARGE, its length m >= 1, frames
  *       [first, first + m) owned by first, the others' class 0);
  *   T2  a frame outside blocks has no reservable slot (allocation bitmap all ones), so a
- *       stale hint or search can never reserve in it;
- *   T3  hints name frames inside the pool (they are hints: the block may be full, freed,
- *       or reused for another class; block_reserve's class re-check detects that).
+ *       stale search can never reserve in it, and a run opens with its slots reserved;
+ *   T3  a hint is 0, or names a run (first frame + 1) and a count t; if t is below the
+ *       run's RUN(c) * CAPACITY(c) slots, every block of the run from slot t on is a
+ *       block of class c whose slots from t on are set (held for the hint); runs of
+ *       distinct live hints do not share a block with unhanded slots.
  *
- * Linearisation points: small malloc, the OR that sets the slot's bit (rolled back if
- * the class re-check fails); small free, the AND that clears it; large malloc, the
- * page tier's take; large free, the CAS of the first frame's class from LARGE to 0
- * (so of two frees of one allocation exactly one succeeds, the other is counted).
+ * Linearisation points: small malloc from a run, the add on the hint; otherwise the OR
+ * that sets the slot's bit (rolled back if the class re-check fails); small free, the
+ * AND that clears it (its old value tells a double free); closing a run, the CAS of
+ * its hint to 0 (adds before it are counted in the t it saw, adds after it see 0);
+ * large malloc, the page tier's take; large free, the CAS of the first frame's class
+ * from LARGE to 0 (so of two frees of one allocation exactly one succeeds, the other
+ * is counted).
  *
- * Happens-before: a large allocation's headers (owners, length) are written, then
- * clheap_fence_release, then its class: a free that reads LARGE (after
- * clheap_fence_acquire) sees the length. A free writes class 0, clheap_fence_release,
- * then releases the frames: the next owner's writes come after. */
+ * Happens-before: a run's block headers are written, then clheap_fence_release, then
+ * the exchange that installs the hint; a request's add reads that value and computes
+ * addresses from it (the frees that follow read the headers). A large allocation's
+ * headers (owners, length) are written, then clheap_fence_release, then its class: a
+ * free that reads LARGE (after clheap_fence_acquire) sees the length. A free writes
+ * class 0, clheap_fence_release, then releases the frames: the next owner's writes
+ * come after. */
 #ifndef CLHEAP_TIER_H
 #define CLHEAP_TIER_H
 
 #include "clheap_blocks.h"
 
-static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u32 *clheap_tier_hint(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c)
+#ifndef CLHEAP_TIER_CLOSE_TRIES
+#define CLHEAP_TIER_CLOSE_TRIES 8
+#endif
+
+static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u64 *clheap_tier_hint_at(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c,
+                                                                   clheap_u32 slot)
 {
-    clheap_u32 slots = h[CLHEAP_HDR_HINT_SLOTS];
-    return h + CLHEAP_HDR_HINT_FIRST + c * slots + clheap_group_index() % slots;
+    return (CLHEAP_GLOBAL clheap_u64 *)(h + CLHEAP_HDR_HINT_FIRST + 2u * (c * h[CLHEAP_HDR_HINT_SLOTS] + slot));
 }
 
-/* Reserves up to `want` slots of class c, first in the hinted block; returns the block's
- * first frame and the bits reserved in *got, or FAIL. */
-static CLHEAP_INLINE clheap_u32 clheap_tier_reserve(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 want,
-                                                    clheap_u32 seed, clheap_u64 *got)
+/* Slots a run of class c holds: RUN(c) blocks of CAPACITY(c). */
+static CLHEAP_INLINE clheap_u32 clheap_tier_run_slots(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c)
 {
-    CLHEAP_GLOBAL clheap_u32 *hint = clheap_tier_hint(h, c);
-    clheap_u32 frame = clheap_load32(hint);
-    if (frame) {
-        *got = clheap_block_reserve(h, frame - 1u, c, want, clheap_hash32(seed) >> 26);
-        if (*got)
-            return frame - 1u;
+    return h[CLHEAP_HDR_CLASS_RUN + c] * h[CLHEAP_HDR_CLASS_CAPACITY + c];
+}
+
+/* Unit of slot `index` of the run of class c starting at frame `run`. */
+static CLHEAP_INLINE clheap_u32 clheap_tier_run_unit(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 run, clheap_u32 c,
+                                                     clheap_u32 index)
+{
+    clheap_u32 capacity = h[CLHEAP_HDR_CLASS_CAPACITY + c];
+    return clheap_slot_unit(h, run + index / capacity * h[CLHEAP_HDR_CLASS_FRAMES + c], c, index % capacity);
+}
+
+/* Opens a run of class c: RUN(c) blocks in one piece of the page tier, every slot
+ * reserved (frames from the page tier have all allocation bits set, T2), so only the
+ * hint hands them out. Returns its first frame, or FAIL. */
+static CLHEAP_INLINE clheap_u32 clheap_tier_open_run(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 seed)
+{
+    clheap_u32 frames = h[CLHEAP_HDR_CLASS_FRAMES + c], blocks = h[CLHEAP_HDR_CLASS_RUN + c];
+    clheap_u32 run = clheap_pages_take(h, blocks * frames, seed);
+    if (run == CLHEAP_BM_FAIL)
+        return run;
+    clheap_fence_acquire(); /* the frames' last owner released them after its header writes */
+    for (clheap_u32 b = run; b < run + blocks * frames; b += frames) {
+        for (clheap_u32 f = b + 1u; f < b + frames; f++)
+            clheap_store32(clheap_block_header(h, f) + CLHEAP_BLOCK_WORD_OWNER, b);
+        CLHEAP_GLOBAL clheap_u32 *header = clheap_block_header(h, b);
+        clheap_store32(header + CLHEAP_BLOCK_WORD_OWNER, b);
+        clheap_store64(clheap_block_iter_bits(h, b), 0);
+        clheap_store32(header + CLHEAP_BLOCK_WORD_CLASS, c + 1u);
     }
-    frame = clheap_block_reserve_any(h, c, want, seed, got);
-    if (frame != CLHEAP_BM_FAIL)
-        clheap_store32(hint, frame + 1u);
+    clheap_fence_release(); /* headers before the blocks are listed or their slots handed out */
+    for (clheap_u32 b = run; b < run + blocks * frames; b += frames)
+        clheap_bm_try_set(h, CLHEAP_BM_ALLOCATED(c), b);
+    return run;
+}
+
+/* Frees the slots [from, RUN(c) * CAPACITY(c)) of a run nobody hands out any more. */
+static CLHEAP_INLINE void clheap_tier_release_run(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 run, clheap_u32 c,
+                                                  clheap_u32 from)
+{
+    clheap_u32 capacity = h[CLHEAP_HDR_CLASS_CAPACITY + c], frames = h[CLHEAP_HDR_CLASS_FRAMES + c];
+    for (clheap_u32 b = from / capacity; b < h[CLHEAP_HDR_CLASS_RUN + c]; b++) {
+        clheap_u32 lo = b == from / capacity ? from % capacity : 0u;
+        clheap_u64 bits = clheap_class_slots(h, c) & ~(lo ? clheap_ones64(lo) : (clheap_u64)0);
+        clheap_block_release_slots(h, run + b * frames, c, bits);
+    }
+}
+
+/* Hands out up to n slots of class c from the run of this work-group slot's hint.
+ * Returns how many (k), the run's first frame in *run and the first index in *first:
+ * the slots are indices [first, first + k). The request whose add crosses the run's
+ * end (or the first on an empty hint) is the only one that opens the next run. */
+static CLHEAP_INLINE clheap_u32 clheap_tier_run_take(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 n,
+                                                     clheap_u32 seed, clheap_u32 *run, clheap_u32 *first)
+{
+    CLHEAP_GLOBAL clheap_u64 *hint = clheap_tier_hint_at(h, c, clheap_group_index() % h[CLHEAP_HDR_HINT_SLOTS]);
+    clheap_u32 total = clheap_tier_run_slots(h, c);
+    clheap_u64 old = clheap_add64(hint, n);
+    clheap_u32 f = (clheap_u32)(old >> 32), t = (clheap_u32)old, k = 0;
+    if (f && t < total) {
+        k = n < total - t ? n : total - t;
+        *run = f - 1u;
+        *first = t;
+        if (t + n < total)
+            return k;
+    } else if (f || t) {
+        return 0u; /* a used-up run whose opener is at work, or an empty hint being opened */
+    }
+    /* This request opens the next run (no other can while the hint is used up or empty),
+     * keeping what it still needs when the old run gave it nothing. */
+    clheap_u32 next = clheap_tier_open_run(h, c, seed);
+    if (next == CLHEAP_BM_FAIL) {
+        clheap_xchg64(hint, 0); /* empty: the next request tries to open one */
+        return k;
+    }
+    clheap_u32 keep = k ? 0u : n;
+    clheap_xchg64(hint, ((clheap_u64)(next + 1u) << 32) | keep);
+    if (k)
+        return k;
+    *run = next;
+    *first = 0u;
+    return n;
+}
+
+/* Ends the run a hint hands out, if one is live, and frees its remaining slots. */
+static CLHEAP_INLINE void clheap_tier_close_hint(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 slot)
+{
+    CLHEAP_GLOBAL clheap_u64 *hint = clheap_tier_hint_at(h, c, slot);
+    clheap_u32 total = clheap_tier_run_slots(h, c);
+    clheap_u64 v = clheap_load64(hint);
+    for (int tries = 0; tries < CLHEAP_TIER_CLOSE_TRIES; tries++) {
+        clheap_u32 f = (clheap_u32)(v >> 32), t = (clheap_u32)v;
+        if (!f || t >= total)
+            return; /* empty, or used up: its opener owns it */
+        clheap_u64 seen = clheap_cas64(hint, v, 0);
+        if (seen == v) {
+            clheap_tier_release_run(h, f - 1u, c, t);
+            return;
+        }
+        v = seen;
+    }
+}
+
+/* Closes every run of class c (or of every class if c is CLHEAP_MAX_CLASSES): the
+ * memory held for hints, given back before a malloc reports the heap full. */
+static CLHEAP_INLINE void clheap_tier_close_runs(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c)
+{
+    clheap_u32 slots = h[CLHEAP_HDR_HINT_SLOTS], count = h[CLHEAP_HDR_CLASS_COUNT];
+    for (clheap_u32 k = c == CLHEAP_MAX_CLASSES ? 0u : c; k < (c == CLHEAP_MAX_CLASSES ? count : c + 1u); k++)
+        for (clheap_u32 s = 0; s < slots; s++)
+            clheap_tier_close_hint(h, k, s);
+}
+
+/* Slots of class c when the run gave none: BlockAlloc's search and block opening; if
+ * they fail, the class's runs are closed and the search is tried once more. */
+static CLHEAP_INLINE clheap_u32 clheap_tier_reserve_slow(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c,
+                                                         clheap_u32 want, clheap_u32 seed, clheap_u64 *got)
+{
+    clheap_u32 frame = clheap_block_reserve_any(h, c, want, seed, got);
+    if (frame == CLHEAP_BM_FAIL) {
+        clheap_tier_close_runs(h, c);
+        frame = clheap_block_reserve_any(h, c, want, seed ^ 0x68E31DA4u, got);
+    }
     return frame;
 }
 
@@ -86,6 +218,10 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_large(CLHEAP_GLOBAL clheap_u3
         return 0u;
     }
     clheap_u32 f = clheap_pages_take(h, frames, seed);
+    if (f == CLHEAP_BM_FAIL) { /* the runs' unused slots may hold the frames it needs */
+        clheap_tier_close_runs(h, CLHEAP_MAX_CLASSES);
+        f = clheap_pages_take(h, frames, seed ^ 0x68E31DA4u);
+    }
     if (f == CLHEAP_BM_FAIL) {
         clheap_count_error(h, CLHEAP_HDR_ERR_OUT_OF_MEMORY);
         return 0u;
@@ -107,8 +243,11 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_unit(CLHEAP_GLOBAL clheap_u32
     clheap_u32 c = bytes ? clheap_class_for(h, bytes) : CLHEAP_MAX_CLASSES;
     if (c == CLHEAP_MAX_CLASSES)
         return clheap_tier_malloc_large(h, bytes, seed);
+    clheap_u32 run, first;
+    if (clheap_tier_run_take(h, c, 1u, seed, &run, &first))
+        return clheap_tier_run_unit(h, run, c, first);
     clheap_u64 got;
-    clheap_u32 frame = clheap_tier_reserve(h, c, 1u, seed, &got);
+    clheap_u32 frame = clheap_tier_reserve_slow(h, c, 1u, seed, &got);
     if (frame == CLHEAP_BM_FAIL) {
         clheap_count_error(h, CLHEAP_HDR_ERR_OUT_OF_MEMORY);
         return 0u;
@@ -116,22 +255,11 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_unit(CLHEAP_GLOBAL clheap_u32
     return clheap_slot_unit(h, frame, c, clheap_ctz64(got));
 }
 
-static CLHEAP_INLINE void clheap_tier_free(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL void *ptr)
+/* Frees a large allocation whose first frame is f (unit is where the pointer points). */
+static CLHEAP_INLINE void clheap_tier_free_large(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 unit, clheap_u32 f)
 {
-    if (!ptr)
-        return;
-    clheap_u32 first = h[CLHEAP_HDR_POOL_START], frame_units = h[CLHEAP_HDR_FRAME_UNITS];
-    clheap_u32 frames = h[CLHEAP_HDR_FRAME_COUNT];
-    clheap_u32 unit = clheap_unit_of_free(h, ptr, first, first + frames * frame_units);
-    if (!unit)
-        return;
-    clheap_u32 f = clheap_load32(clheap_block_header(h, (unit - first) / frame_units) + CLHEAP_BLOCK_WORD_OWNER);
-    CLHEAP_GLOBAL clheap_u32 *header = f < frames ? clheap_block_header(h, f) : 0;
-    if (!header || clheap_load32(header + CLHEAP_BLOCK_WORD_CLASS) != CLHEAP_TIER_LARGE) {
-        clheap_blocks_free(h, ptr); /* a slot, or counted there as not one */
-        return;
-    }
-    if (unit != first + f * frame_units) {
+    CLHEAP_GLOBAL clheap_u32 *header = clheap_block_header(h, f);
+    if (unit != h[CLHEAP_HDR_POOL_START] + f * h[CLHEAP_HDR_FRAME_UNITS]) {
         clheap_count_error(h, CLHEAP_HDR_ERR_FREE_NOT_CHUNK);
         return;
     }
@@ -144,6 +272,20 @@ static CLHEAP_INLINE void clheap_tier_free(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_G
     clheap_store32(header + CLHEAP_BLOCK_WORD_ITER, 0u);
     clheap_fence_release(); /* the header is a free frame's before the frames are free */
     clheap_pages_put(h, f, length);
+}
+
+static CLHEAP_INLINE void clheap_tier_free(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL void *ptr)
+{
+    clheap_u32 frame, cls, slot;
+    if (!ptr)
+        return;
+    clheap_u32 unit = clheap_frame_locate(h, ptr, &frame, &cls);
+    if (!unit)
+        return;
+    if (cls == CLHEAP_TIER_LARGE)
+        clheap_tier_free_large(h, unit, frame);
+    else if (clheap_block_slot_in(h, unit, frame, cls, &slot))
+        clheap_block_free_slot(h, frame, cls - 1u, slot);
 }
 
 /* Initialisation of the bitmap kinds (BitmapAlloc, BlockAlloc, TierAlloc), item i of

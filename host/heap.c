@@ -22,6 +22,7 @@ struct clheap_heap {
     cl_program program; /* the library's own kernels for this allocator */
     cl_kernel init_chunks;  /* circular: clheap_init_chunks; bitmap kinds: clheap_init_bitmaps */
     cl_kernel collect_blocks; /* BlockAlloc: parallel_do's block list */
+    cl_kernel close_runs;     /* TierAlloc: run hints closed before parallel_do */
     cl_mem block_list;        /* BlockAlloc: that list */
     cl_mem block_count;       /* BlockAlloc: its length */
     clheap_heap_config config;
@@ -220,6 +221,8 @@ static void release_parts(clheap_heap *heap)
         clReleaseKernel(heap->init_chunks);
     if (heap->collect_blocks)
         clReleaseKernel(heap->collect_blocks);
+    if (heap->close_runs)
+        clReleaseKernel(heap->close_runs);
     if (heap->block_list)
         clReleaseMemObject(heap->block_list);
     if (heap->block_count)
@@ -292,6 +295,8 @@ clheap_status clheap_heap_create(cl_context context, cl_device_id device, cl_com
         }
         if (status == CLHEAP_SUCCESS && clheap_allocator_has_blocks(cfg.allocator)) {
             heap->collect_blocks = clCreateKernel(heap->program, "clheap_collect_blocks", &err);
+            if (err == CL_SUCCESS && cfg.allocator == CLHEAP_TIER_ALLOC)
+                heap->close_runs = clCreateKernel(heap->program, "clheap_close_runs", &err);
             size_t frames = heap->layout.header[CLHEAP_HDR_FRAME_COUNT];
             if (err == CL_SUCCESS)
                 heap->block_list = clCreateBuffer(context, CL_MEM_READ_WRITE,
@@ -424,6 +429,18 @@ clheap_status clheap_heap_indices(clheap_heap *heap, uint32_t class_index, uint3
     return status;
 }
 
+clheap_status clheap_heap_trim(clheap_heap *heap)
+{
+    clheap_status status = live(heap);
+    if (status != CLHEAP_SUCCESS || !heap->close_runs)
+        return status;
+    size_t hints = (size_t)heap->layout.header[CLHEAP_HDR_CLASS_COUNT] * heap->layout.header[CLHEAP_HDR_HINT_SLOTS];
+    cl_int err = clSetKernelArg(heap->close_runs, 0, sizeof heap->buffer, &heap->buffer);
+    if (err == CL_SUCCESS)
+        err = clEnqueueNDRangeKernel(heap->queue, heap->close_runs, 1, NULL, &hints, NULL, 0, NULL, NULL);
+    return err;
+}
+
 clheap_status clheap_heap_parallel_do(clheap_heap *heap, uint32_t class_index, cl_kernel kernel,
                                       cl_uint blocks_arg, size_t local_size)
 {
@@ -439,6 +456,8 @@ clheap_status clheap_heap_parallel_do(clheap_heap *heap, uint32_t class_index, c
     cl_uint frames = heap->layout.header[CLHEAP_HDR_FRAME_COUNT], zero = 0, c = class_index;
     cl_int err = clEnqueueFillBuffer(heap->queue, heap->block_count, &zero, sizeof zero, 0, sizeof zero,
                                      0, NULL, NULL);
+    if (err == CL_SUCCESS) /* runs' unhanded slots are no objects */
+        err = clheap_heap_trim(heap);
     if (err == CL_SUCCESS)
         err = clSetKernelArg(heap->collect_blocks, 0, sizeof heap->buffer, &heap->buffer);
     if (err == CL_SUCCESS)

@@ -134,6 +134,20 @@ static uint32_t tier_segment_order(uint64_t frames)
     return s;
 }
 
+/* TierAlloc's runs (cl/clheap_tier.h): blocks opened together for one hint, up to 64
+ * frames, but fewer while the runs all hints could hold exceed 1/64 of the pool (what
+ * hints hold is given back when a malloc would fail, but it is cheaper not to). */
+static void plan_runs(uint32_t *h, uint64_t frames)
+{
+    uint64_t slots = h[CLHEAP_HDR_HINT_SLOTS];
+    for (uint32_t c = 0; c < h[CLHEAP_HDR_CLASS_COUNT]; c++) {
+        uint32_t per_block = h[CLHEAP_HDR_CLASS_FRAMES + c], blocks = 64 / per_block;
+        while (blocks > 1 && slots * blocks * per_block > frames / 64)
+            blocks /= 2;
+        h[CLHEAP_HDR_CLASS_RUN + c] = blocks ? blocks : 1;
+    }
+}
+
 /* Units of the bitmaps for n items: `bitmaps` of n bits, and for TierAlloc's orders
  * 1..S one of n >> o bits each. */
 static uint64_t bitmap_units(uint64_t n, uint32_t bitmaps, uint32_t segment_order)
@@ -199,8 +213,10 @@ static clheap_status plan_bitmap_kinds(const clheap_heap_config *config, uint64_
     /* TierAlloc: whole segments only, so that a request for the whole pool is a run of
      * segments (what this leaves unused is under one segment: at most 4 MiB, 1/64 of the
      * pool in small heaps). */
-    if (tier)
+    if (tier) {
         n = (n >> segment_order) << segment_order;
+        plan_runs(h, n);
+    }
     uint64_t unit = header_units;
     h[CLHEAP_HDR_BITMAP_FIRST] = header_units;
     for (uint32_t b = 0; b < bitmaps; b++)
@@ -253,8 +269,8 @@ clheap_status clheap_layout_plan(const clheap_heap_config *config, uint32_t comp
         offsets = config->offset_count ? config->offset_count : compute_units;
         if (offsets == 0 || offsets > MAX_OFFSETS)
             return CLHEAP_ERROR_INVALID_ARGUMENT;
-        hint_words = (config->class_count ? config->class_count
-                                          : (uint32_t)(sizeof default_classes / sizeof *default_classes)) * offsets;
+        hint_words = 2 * offsets * (config->class_count ? config->class_count
+                                                        : (uint32_t)(sizeof default_classes / sizeof *default_classes));
     }
     uint32_t header_words = a == CLHEAP_TIER_ALLOC ? (CLHEAP_HDR_HINT_FIRST + hint_words + 3u) & ~3u
                             : bitmap_kind          ? (CLHEAP_HDR_BITMAP_WORDS + 3u) & ~3u

@@ -301,6 +301,47 @@ static clheap_status walk_blocks(const uint32_t *w, const uint8_t *free_map, clh
     return CLHEAP_SUCCESS;
 }
 
+/* TierAlloc's run hints (T3), after walk_blocks has checked every block: a live hint's
+ * unhanded slots are set in blocks of its class, and no two hints hold one slot.
+ * free_map (free frames, 1) is then reused to mark (2) the blocks holding unhanded slots. */
+static clheap_status walk_runs(const uint32_t *w, uint8_t *free_map, clheap_heap_stats *s, char *what, size_t len)
+{
+    uint32_t frames = w[CLHEAP_HDR_FRAME_COUNT], slots = w[CLHEAP_HDR_HINT_SLOTS];
+    for (uint32_t c = 0; c < w[CLHEAP_HDR_CLASS_COUNT]; c++) {
+        uint32_t capacity = w[CLHEAP_HDR_CLASS_CAPACITY + c], per_block = w[CLHEAP_HDR_CLASS_FRAMES + c];
+        uint32_t blocks = w[CLHEAP_HDR_CLASS_RUN + c];
+        if (blocks == 0 || (uint64_t)blocks * per_block > (1ull << w[CLHEAP_HDR_SEGMENT_ORDER]))
+            return clheap_report_violation(what, len, "class %u: runs of %u blocks do not fit a segment", c, blocks);
+        for (uint32_t k = 0; k < slots; k++) {
+            uint64_t hint;
+            memcpy(&hint, w + CLHEAP_HDR_HINT_FIRST + 2 * ((uint64_t)c * slots + k), sizeof hint);
+            uint32_t f = (uint32_t)(hint >> 32), t = (uint32_t)hint;
+            if (!f)
+                continue;
+            if ((uint64_t)f - 1 + (uint64_t)blocks * per_block > frames)
+                return clheap_report_violation(what, len, "class %u hint %u names a run at frame %u of %u", c, k, f - 1,
+                                               frames);
+            for (uint32_t i = t; i < blocks * capacity; i += capacity - i % capacity) {
+                uint32_t b = f - 1 + i / capacity * per_block;
+                const uint32_t *hd = block_header(w, b);
+                uint64_t held = class_slots(w, c) & ~(i % capacity ? (1ull << (i % capacity)) - 1 : 0);
+                if (hd[CLHEAP_BLOCK_WORD_CLASS] != c + 1 || hd[CLHEAP_BLOCK_WORD_OWNER] != b ||
+                    (block_word64(hd, CLHEAP_BLOCK_WORD_ALLOC) & held) != held)
+                    return clheap_report_violation(what, len, "class %u hint %u: slot %u of its run (block at frame %u) is not held",
+                                                   c, k, i, b);
+                if (free_map[b] == 2)
+                    return clheap_report_violation(what, len, "block at frame %u holds unhanded slots of two hints", b);
+                free_map[b] = 2;
+                uint32_t count = (uint32_t)__builtin_popcountll(held);
+                s->run_slots += count;
+                s->class_objects[c] -= count;
+                s->requested_bytes -= (uint64_t)count * w[CLHEAP_HDR_CLASS_BYTES + c];
+            }
+        }
+    }
+    return CLHEAP_SUCCESS;
+}
+
 /* Bitmaps of a bitmap kind: 1 (BitmapAlloc), 1 + 2 * classes (BlockAlloc), and
  * TierAlloc's orders 1..S after those. */
 static uint32_t bitmap_count(const uint32_t *w)
@@ -336,11 +377,7 @@ static clheap_status walk_bitmap_kind(const uint32_t *w, clheap_heap_stats *s, c
             return st;
     }
     if (a == CLHEAP_TIER_ALLOC) {
-        uint32_t frames = w[CLHEAP_HDR_FRAME_COUNT], slots = w[CLHEAP_HDR_HINT_SLOTS];
-        for (uint32_t i = 0; i < w[CLHEAP_HDR_CLASS_COUNT] * slots; i++)
-            if (w[CLHEAP_HDR_HINT_FIRST + i] > frames) /* T3 */
-                return clheap_report_violation(what, len, "block hint %u names frame %u of %u", i,
-                                               w[CLHEAP_HDR_HINT_FIRST + i] - 1, frames);
+        uint32_t frames = w[CLHEAP_HDR_FRAME_COUNT];
         uint8_t *free_map = calloc(frames ? frames : 1, 1);
         if (!free_map)
             return CLHEAP_ERROR_OUT_OF_HOST_MEMORY;
@@ -351,6 +388,7 @@ static clheap_status walk_bitmap_kind(const uint32_t *w, clheap_heap_stats *s, c
             s->largest_free_bytes = largest_free_run(free_map, frames, s->frame_bytes);
             s->external_fragmentation =
                 s->free_bytes ? 1.0 - (double)s->largest_free_bytes / (double)s->free_bytes : 0.0;
+            st = walk_runs(w, free_map, s, what, len);
         }
         free(free_map);
         return st;

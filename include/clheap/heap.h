@@ -121,6 +121,8 @@ typedef struct clheap_heap_stats {
     uint64_t large_count, large_bytes; /* large allocations and the frames they hold */
     uint64_t free_pieces;        /* free buddy pieces, all orders */
     uint64_t free_segments;      /* whole free segments */
+    uint64_t run_slots;          /* slots held by the small tier's run hints, not yet handed out
+                                    (counted in no class_objects) */
 } clheap_heap_stats;
 
 /* Makes the heap buffer and initialises it on the device (time proportional to the
@@ -177,6 +179,12 @@ clheap_status clheap_heap_check(clheap_heap *heap, char *what, size_t what_len);
  * so that every level agrees exactly with the one below. Reads back and writes the
  * bitmaps (blocking). Other allocators: nothing to do. *repaired (may be NULL) counts. */
 clheap_status clheap_heap_repair(clheap_heap *heap, uint64_t *repaired);
+
+/* TierAlloc: enqueues a kernel that ends every run the small tier's fast path holds
+ * and frees the slots they had not handed out, so that blocks holding no object go back
+ * to the page tier (malloc does this itself before it would report the heap full;
+ * parallel_do does it first). Other allocators: nothing to do. Non-blocking. */
+clheap_status clheap_heap_trim(clheap_heap *heap);
 
 /* BlockAlloc: runs `kernel` once for every object of size class `class_index` live when
  * the call is made (objects created meanwhile are not visited). The kernel's argument
