@@ -17,7 +17,8 @@ typedef struct bench_env {
     int quick;              /* CI mode: small sizes, one run, no timing claims */
     int runs;               /* timed runs per configuration */
     const char *csv_dir;    /* NULL: no CSV files */
-    const char *only;       /* NULL, or the one allocator to run (by name) */
+    const char *only;       /* NULL, or the allocators to run (names, comma-separated) */
+    uint64_t heap_bytes;    /* throughput's heap; 0: 8 GiB (quick: sized to the shape) */
 } bench_env;
 
 double bench_now_seconds(void);

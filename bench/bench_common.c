@@ -7,7 +7,16 @@
 int bench_wants(const bench_env *env, clheap_allocator a)
 {
     const char *name = clheap_allocator_name(a);
-    return !env->only || (name && strcmp(env->only, name) == 0);
+    if (!env->only)
+        return 1;
+    size_t len = name ? strlen(name) : 0;
+    for (const char *p = env->only; name && *p;) { /* a comma-separated list of names */
+        size_t n = strcspn(p, ",");
+        if (n == len && strncmp(p, name, n) == 0)
+            return 1;
+        p += n + (p[n] == ',');
+    }
+    return 0;
 }
 
 double bench_now_seconds(void)

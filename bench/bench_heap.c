@@ -6,11 +6,14 @@
 #include <string.h>
 
 #include "bench.h"
+#include "bench_shapes.h"
 
 static const char *bench_kernels =
     "/* clheap_hash32 comes with the allocator source built in front of these kernels. */\n"
-    "/* bytes == 0: a mixed-size run, 16 B .. 4 KiB in powers of two by work-item */\n"
-    "uint bench_size(uint bytes, uint id) { return bytes ? bytes : 16u << (clheap_hash32(id) % 9u); }\n"
+    "/* bench/bench_shapes.h: 0 and 1 are the mixed shapes, 16 B .. 4 KiB or 1 MiB by work-item */\n"
+    "uint bench_size(uint bytes, uint id) {\n"
+    "    return bytes > 1u ? bytes : 16u << (clheap_hash32(id) % (bytes ? 17u : 9u));\n"
+    "}\n"
     "/* Alloc-Dealloc: one work-item in `stride` allocates, stamps the first and last word,\n"
     " * checks them and frees. fails[0]: NULLs, fails[1]: stamps overwritten. */\n"
     "__kernel void bench_ad(__global clheap_heap *heap, uint bytes, uint stride, __global uint *fails) {\n"
@@ -74,7 +77,7 @@ static const char *bench_kernels =
     " * same for the whole warp lets NVIDIA's compiler aggregate the warp's atomics. */\n"
     "__kernel void bench_malloc_mixed(__global clheap_heap *heap, __global uint *units, uint bytes) {\n"
     "    uint id = get_global_id(0);\n"
-    "    __global uint *p = clheap_malloc(heap, bench_size(0u, id));\n"
+    "    __global uint *p = clheap_malloc(heap, bench_size(bytes, id));\n"
     "    if (p) p[0] = id;\n"
     "    units[id] = clheap_unit_of(heap, p);\n"
     "}\n"
@@ -87,7 +90,7 @@ static const char *bench_kernels =
     "__kernel void bench_malloc_group(__global clheap_heap *heap, __global uint *units, uint bytes) {\n"
     "    __local uint scratch[CLHEAP_GROUP_SCRATCH_WORDS];\n"
     "    uint id = get_global_id(0);\n"
-    "    __global uint *p = clheap_malloc_group(heap, bytes ? bytes : bench_size(0u, id), 1, scratch);\n"
+    "    __global uint *p = clheap_malloc_group(heap, bench_size(bytes, id), 1, scratch);\n"
     "    if (p) p[0] = id;\n"
     "    units[id] = clheap_unit_of(heap, p);\n"
     "}\n"
@@ -108,22 +111,6 @@ double bench_event_seconds(cl_event e)
     return (double)(end - start) * 1e-9;
 }
 
-/* The size a work-item of bench_malloc asks for (the kernel's bench_size). The hash is
- * cl/clheap_bitmap.h's clheap_hash32, which the kernels call; the host needs the same. */
-static uint32_t host_hash(uint32_t x)
-{
-    x ^= x >> 16;
-    x *= 0x7feb352du;
-    x ^= x >> 15;
-    x *= 0x846ca68bu;
-    x ^= x >> 16;
-    return x;
-}
-static uint32_t request_size(uint32_t bytes, uint32_t id)
-{
-    return bytes ? bytes : 16u << (host_hash(id) % 9u);
-}
-
 typedef struct granted {
     uint32_t unit, bytes;
 } granted;
@@ -142,7 +129,7 @@ static long verify_units(const uint32_t *units, size_t n, uint32_t bytes, uint64
     long nulls = 0;
     for (size_t i = 0; i < n; i++) {
         if (units[i])
-            g[count++] = (granted){units[i], request_size(bytes, (uint32_t)i)};
+            g[count++] = (granted){units[i], bench_request_bytes(bytes, (uint32_t)i)};
         else
             nulls++;
     }
@@ -204,23 +191,21 @@ void bench_heap_close(heap_run *r)
 
 int bench_throughput(bench_env *env)
 {
-    static const uint32_t sizes_full[] = {16, 64, 256, 1024, 4096, 0}; /* 0: mixed */
-    static const uint32_t sizes_quick[] = {16, 0};
-    static const size_t items_full[] = {1u << 16, 1u << 20};
-    static const size_t items_quick[] = {1u << 12};
-    const uint32_t *sizes = env->quick ? sizes_quick : sizes_full;
-    size_t nsizes = env->quick ? 2 : 6;
-    const size_t *items_list = env->quick ? items_quick : items_full;
-    size_t nitems = env->quick ? 1 : 2;
+    size_t nsizes, nitems;
+    const uint32_t *sizes = bench_throughput_shapes(env->quick, &nsizes);
+    const uint32_t *items_list = bench_throughput_items(env->quick, &nitems);
     cl_ulong max_alloc = 0;
     clGetDeviceInfo(env->device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc, &max_alloc, NULL);
+    /* One heap size for every shape (peers in bench/peers/ use the same), shapes asking
+     * for more than half of it skipped; quick mode sizes each heap to its shape. */
+    uint64_t fixed_heap = env->heap_bytes ? env->heap_bytes : env->quick ? 0 : 8ull << 30;
+    if (fixed_heap > max_alloc)
+        fixed_heap = max_alloc;
 
-    FILE *csv = bench_csv_open(env, "throughput",
-                               "allocator,work_items,bytes,malloc_median_s,malloc_min_s,"
-                               "malloc_max_s,free_median_s,mallocs_per_s,frees_per_s,nulls,runs");
+    FILE *csv = bench_csv_open(env, "throughput", BENCH_THROUGHPUT_COLUMNS);
     printf("throughput: every work-item mallocs, then every work-item frees (median of %d runs)\n",
            env->runs);
-    printf("  %-16s %9s %6s %12s %12s %14s %14s %8s\n", "allocator", "items", "bytes",
+    printf("  %-16s %9s %8s %12s %12s %14s %14s %8s\n", "allocator", "items", "bytes",
            "malloc ms", "free ms", "malloc/s", "free/s", "NULLs");
     int failures = 0;
     /* Every allocator, then BlockAlloc again with work-group request coalescing. */
@@ -233,11 +218,14 @@ int bench_throughput(bench_env *env)
             size_t n = items_list[ii];
             for (size_t si = 0; si < nsizes; si++) {
                 uint32_t bytes = sizes[si];
+                uint32_t largest = bytes == BENCH_MIXED_4K ? 4096 : bytes == BENCH_MIXED_1M ? 1u << 20 : bytes;
+                uint64_t asked = bench_shape_bytes(bytes, (uint32_t)n);
                 /* Room for every allocation with its header, twice over. */
-                uint32_t largest = bytes ? bytes : 4096;
-                uint64_t heap_bytes = 2 * (uint64_t)n * (largest + 16) + (16u << 20);
+                uint64_t heap_bytes = fixed_heap ? fixed_heap : 2 * (asked + 16 * (uint64_t)n) + (16u << 20);
                 if (heap_bytes > max_alloc)
                     heap_bytes = max_alloc;
+                if (asked > heap_bytes / 2)
+                    continue;
                 heap_run r;
                 if (bench_heap_open(env, (clheap_allocator)a, heap_bytes, largest, group, &r) != 0) {
                     failures++;
@@ -254,7 +242,7 @@ int bench_throughput(bench_env *env)
                 clheap_heap_pool_range(r.heap, &pool_begin, &pool_bytes);
                 for (int run = 0; run <= runs; run++) { /* run 0: warm-up */
                     clheap_heap_reset(r.heap);
-                    cl_kernel mk = bytes ? r.malloc_k : r.malloc_mixed_k;
+                    cl_kernel mk = bytes > BENCH_MIXED_1M ? r.malloc_k : r.malloc_mixed_k;
                     clheap_heap_set_kernel_arg(r.heap, mk, 0);
                     clSetKernelArg(mk, 1, sizeof units, &units);
                     clSetKernelArg(mk, 2, sizeof bytes, &bytes);
@@ -282,21 +270,22 @@ int bench_throughput(bench_env *env)
                 bench_min_max(tm, runs, &m_min, &m_max);
                 bench_min_max(tf, runs, &f_min, &f_max);
                 double m = bench_median(tm, runs), f = bench_median(tf, runs);
-                char options[128] = "", label[32];
+                char options[128] = "", label[32], shape[16];
+                bench_shape_name(bytes, shape, sizeof shape);
                 clheap_heap_build_options(r.heap, options, sizeof options);
                 snprintf(label, sizeof label, "%s%s", clheap_allocator_name((clheap_allocator)a),
                          group ? "+group" : strstr(options, "HAVE_PTX") ? "+warp" : "");
                 const char *name = label;
                 if (wrong) {
-                    printf("  %-16s %9zu %6u   WRONG: overlapping or out-of-pool allocations\n", name,
-                           n, bytes);
+                    printf("  %-16s %9zu %8s   WRONG: overlapping or out-of-pool allocations\n", name,
+                           n, shape);
                     failures++;
                 } else {
-                    printf("  %-16s %9zu %6u %12.3f %12.3f %14.3e %14.3e %8ld%s\n", name, n, bytes,
+                    printf("  %-16s %9zu %8s %12.3f %12.3f %14.3e %14.3e %8ld%s\n", name, n, shape,
                            m * 1e3, f * 1e3, n / m, n / f, nulls, runs == 1 && env->runs > 1 ? "  (1 run)" : "");
                 }
                 if (csv && !wrong)
-                    fprintf(csv, "%s,%zu,%u,%.9f,%.9f,%.9f,%.9f,%.6e,%.6e,%ld,%d\n", name, n, bytes, m,
+                    fprintf(csv, "%s,%zu,%s,%.9f,%.9f,%.9f,%.9f,%.6e,%.6e,%ld,%d\n", name, n, shape, m,
                             m_min, m_max, f, n / m, n / f, nulls, runs);
                 free(host);
                 clReleaseMemObject(units);

@@ -325,8 +325,8 @@ int bench_linux_scalability(bench_env *env)
  * of the heap's bytes handed out in requested bytes. */
 int bench_oom(bench_env *env)
 {
-    const uint64_t heap_bytes = env->quick ? 2u << 20 : 16u << 20;
-    static const uint32_t sizes[] = {16, 256, 4096, 0};
+    const uint64_t heap_bytes = env->quick ? 2u << 20 : 64u << 20;
+    static const uint32_t sizes[] = {16, 256, 1024, 4096, 65536, 1u << 20, 0};
     FILE *csv = bench_csv_open(env, "oom", "allocator,bytes,granted,granted_bytes,heap_bytes,utilisation");
     printf("out-of-memory utilisation: fill a %llu MiB heap until NULL (0 B = mixed 16 B - 4 KiB)\n",
            (unsigned long long)(heap_bytes >> 20));
@@ -334,7 +334,7 @@ int bench_oom(bench_env *env)
     for (int a = CLHEAP_ATOMIC_MALLOC; a <= CLHEAP_ALLOCATOR_LAST; a++) {
         if (a == CLHEAP_ATOMIC_WRAP_MALLOC || !bench_wants(env, (clheap_allocator)a))
             continue; /* AtomicWrapMalloc wraps instead of running out */
-        for (int si = 0; si < 4; si++) {
+        for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
             uint32_t bytes = sizes[si];
             heap_run r;
             if (bench_heap_open(env, (clheap_allocator)a, heap_bytes, bytes ? bytes : 4096, 0, &r) != 0)

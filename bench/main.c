@@ -1,5 +1,5 @@
 /* clheap-bench: the papers' allocator tests on any OpenCL device.
- * Usage: clheap-bench [--quick] [--runs N] [--csv DIR] [--only ALLOCATOR] [TEST...]
+ * Usage: clheap-bench [--quick] [--runs N] [--csv DIR] [--only ALLOCATOR[,...]] [--heap-mib N] [TEST...]
  * Tests: cache, throughput, registers, papers (AD, ACD, P), linux, oom. No test named: all. */
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +23,8 @@ enum { TEST_COUNT = sizeof tests / sizeof tests[0] };
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: clheap-bench [--quick] [--runs N] [--csv DIR] [--only ALLOCATOR] [TEST...]\ntests:");
+    fprintf(stderr, "usage: clheap-bench [--quick] [--runs N] [--csv DIR] [--only ALLOCATOR[,...]] [--heap-mib N] "
+                    "[TEST...]\ntests:");
     for (int i = 0; i < TEST_COUNT; i++)
         fprintf(stderr, " %s", tests[i].name);
     fprintf(stderr, "\n");
@@ -46,6 +47,8 @@ int main(int argc, char **argv)
             env.csv_dir = argv[++i];
         } else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
             env.only = argv[++i];
+        } else if (strcmp(argv[i], "--heap-mib") == 0 && i + 1 < argc) {
+            env.heap_bytes = strtoull(argv[++i], NULL, 10) << 20;
         } else {
             int found = 0;
             for (int t = 0; t < TEST_COUNT; t++)

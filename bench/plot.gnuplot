@@ -5,7 +5,7 @@ set datafile separator ","
 set terminal pngcairo size 900,600 noenhanced font ",11"
 set key outside right
 set grid
-allocators = "AtomicMalloc AtomicWrapMalloc CMalloc CFMalloc CMMalloc CFMMalloc BitmapAlloc BlockAlloc"
+allocators = "AtomicMalloc AtomicWrapMalloc CMalloc CFMalloc CMMalloc CFMMalloc BitmapAlloc BlockAlloc TierAlloc"
 papers = dir."/papers.csv"
 
 # One line per allocator: rows of test `t` with stride 32 (one allocating work-item per warp).
@@ -32,9 +32,25 @@ set xlabel "work-groups"
 plot for [a in allocators] papers every ::1 using (strcol(1) eq "probability" && strcol(2) eq a && $3 == 32 ? $4 : 1/0):5 with linespoints title a
 
 throughput = dir."/throughput.csv"
-rows = allocators." CMalloc+warp CFMalloc+warp CMMalloc+warp CFMMalloc+warp BlockAlloc+warp BlockAlloc+group"
+rows = allocators." CMalloc+warp CFMalloc+warp CMMalloc+warp CFMMalloc+warp BlockAlloc+warp TierAlloc+warp BlockAlloc+group"
 set output dir."/throughput-2e20.png"
 set title "malloc throughput, 2^20 work-items all allocating"
-set xrange [8:8192]; set yrange [1e5:1e11]
+set xrange [8:2e6]; set yrange [1e4:1e11]
 set xlabel "request [B]"; set ylabel "allocations / s"; set logscale x 2
 plot for [a in rows] throughput every ::1 using (strcol(1) eq a && $2 == 1048576 && $3 > 0 ? $3 : 1/0):8 with linespoints title a
+
+# The default allocator beside Gallatin (bench/peers/gallatin-bench, same shapes, same
+# columns) and the bump ceiling, at every work-item count: one panel per count.
+gallatin = dir."/throughput-gallatin.csv"
+if (system("test -f ".gallatin." && echo yes") eq "yes") {
+    set output dir."/throughput-vs-gallatin.png"
+    set terminal pngcairo size 1500,900 noenhanced font ",10"
+    set multiplot layout 2,3 title "malloc throughput: TierAlloc (default) vs Gallatin, H100"
+    do for [n in "4096 16384 65536 262144 1048576"] {
+        set title "work-items ".n
+        plot throughput every ::1 using (strcol(1) eq "TierAlloc+warp" && $2 == n+0 && $3 > 0 ? $3 : 1/0):8 with linespoints title "TierAlloc+warp", \
+             gallatin every ::1 using (strcol(1) eq "Gallatin" && $2 == n+0 && $3 > 0 ? $3 : 1/0):8 with linespoints title "Gallatin", \
+             throughput every ::1 using (strcol(1) eq "AtomicMalloc" && $2 == n+0 && $3 > 0 ? $3 : 1/0):8 with lines dashtype 2 title "bump ceiling"
+    }
+    unset multiplot
+}

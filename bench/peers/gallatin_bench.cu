@@ -1,0 +1,197 @@
+/* clheap-bench's `throughput` shapes run on Gallatin (McCoy & Pandey, PPoPP'24), the
+ * general-purpose CUDA allocator clheap's default allocator is compared with. This
+ * harness is clheap's own; Gallatin's header-only source is fetched at run time and
+ * never committed (CMake builds this only when given -DCLHEAP_GALLATIN_DIR).
+ *
+ *   gallatin-bench [--quick] [--runs N] [--csv DIR] [--heap-mib N]
+ *
+ * Same shapes as clheap-bench throughput (bench/bench_shapes.h): every work-item
+ * mallocs and stamps its first word, the pointers are read back and proven disjoint,
+ * then every work-item checks its stamp and frees. Times are CUDA events around each
+ * kernel; the median of N runs after one warm-up. One Gallatin instance per shape,
+ * reused by its runs (clheap resets its heap before each run instead). Writes
+ * DIR/throughput-gallatin.csv with the columns of clheap's throughput.csv. */
+#include <gallatin/allocators/gallatin.cuh>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+extern "C" {
+#include "../bench_shapes.h"
+}
+
+using allocator_type = gallatin::allocators::Gallatin<16ull * 1024 * 1024, 16, 4096>;
+
+__global__ static void malloc_kernel(allocator_type *a, void **out, uint32_t n, uint32_t shape)
+{
+    uint32_t id = blockIdx.x * blockDim.x + threadIdx.x;
+    if (id >= n)
+        return;
+    uint32_t *p = (uint32_t *)a->malloc(bench_request_bytes(shape, id));
+    if (p)
+        p[0] = id;
+    out[id] = p;
+}
+
+__global__ static void free_kernel(allocator_type *a, void **in, uint32_t n, unsigned *wrong)
+{
+    uint32_t id = blockIdx.x * blockDim.x + threadIdx.x;
+    if (id >= n || !in[id])
+        return;
+    if (((uint32_t *)in[id])[0] != id)
+        atomicAdd(wrong, 1u);
+    a->free(in[id]);
+}
+
+#define CHECK(call)                                                                         \
+    do {                                                                                    \
+        cudaError_t e_ = (call);                                                            \
+        if (e_ != cudaSuccess) {                                                            \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+            exit(1);                                                                        \
+        }                                                                                   \
+    } while (0)
+
+/* NULLs, or -1 if two allocations overlap (address order, each its request's bytes). */
+static long verify(const std::vector<uintptr_t> &ptrs, uint32_t shape)
+{
+    std::vector<std::pair<uintptr_t, uint32_t>> got;
+    long nulls = 0;
+    for (size_t i = 0; i < ptrs.size(); i++) {
+        if (ptrs[i])
+            got.push_back({ptrs[i], bench_request_bytes(shape, (uint32_t)i)});
+        else
+            nulls++;
+    }
+    std::sort(got.begin(), got.end());
+    for (size_t i = 0; i + 1 < got.size(); i++)
+        if (got[i].first + got[i].second > got[i + 1].first)
+            return -1;
+    return nulls;
+}
+
+static double median(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+int main(int argc, char **argv)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    int quick = 0, runs = 5;
+    const char *csv_dir = NULL;
+    uint64_t heap_bytes = 8ull << 30;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--quick"))
+            quick = 1;
+        else if (!strcmp(argv[i], "--runs") && i + 1 < argc)
+            runs = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--csv") && i + 1 < argc)
+            csv_dir = argv[++i];
+        else if (!strcmp(argv[i], "--heap-mib") && i + 1 < argc)
+            heap_bytes = strtoull(argv[++i], NULL, 10) << 20;
+        else {
+            fprintf(stderr, "usage: gallatin-bench [--quick] [--runs N] [--csv DIR] [--heap-mib N]\n");
+            return 2;
+        }
+    }
+    if (runs < 1 || runs > 15)
+        return 2;
+    cudaDeviceProp prop;
+    CHECK(cudaGetDeviceProperties(&prop, 0));
+    printf("gallatin-bench on %s, heap %llu MiB, median of %d runs\n", prop.name,
+           (unsigned long long)(heap_bytes >> 20), runs);
+    FILE *csv = NULL;
+    if (csv_dir) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/throughput-gallatin.csv", csv_dir);
+        csv = fopen(path, "w");
+        if (csv)
+            fprintf(csv, "%s\n", BENCH_THROUGHPUT_COLUMNS);
+    }
+    printf("  %-16s %9s %8s %12s %12s %14s %14s %8s\n", "allocator", "items", "bytes", "malloc ms", "free ms",
+           "malloc/s", "free/s", "NULLs");
+    int failures = 0;
+    size_t nshapes, nitems;
+    const uint32_t *shapes = bench_throughput_shapes(quick, &nshapes);
+    const uint32_t *items = bench_throughput_items(quick, &nitems);
+    for (size_t ii = 0; ii < nitems; ii++) {
+        for (size_t si = 0; si < nshapes; si++) {
+            uint32_t n = items[ii], shape = shapes[si];
+            if (bench_shape_bytes(shape, n) > heap_bytes / 2)
+                continue; /* capped at half the heap, as clheap's */
+            allocator_type *a = allocator_type::generate_on_device(heap_bytes, 42, false);
+            void **ptrs;
+            unsigned *wrong_d;
+            CHECK(cudaMalloc(&ptrs, n * sizeof(void *)));
+            CHECK(cudaMalloc(&wrong_d, sizeof(unsigned)));
+            CHECK(cudaMemset(wrong_d, 0, sizeof(unsigned)));
+            cudaEvent_t e0, e1, e2;
+            cudaEventCreate(&e0);
+            cudaEventCreate(&e1);
+            cudaEventCreate(&e2);
+            std::vector<double> tm, tf;
+            std::vector<uintptr_t> host(n);
+            long nulls = 0;
+            int bad = 0;
+            unsigned blocks = (n + 255) / 256;
+            for (int run = 0; run <= runs; run++) { /* run 0: warm-up */
+                cudaEventRecord(e0);
+                malloc_kernel<<<blocks, 256>>>(a, ptrs, n, shape);
+                cudaEventRecord(e1);
+                CHECK(cudaDeviceSynchronize());
+                CHECK(cudaMemcpy(host.data(), ptrs, n * sizeof(void *), cudaMemcpyDeviceToHost));
+                long v = verify(host, shape);
+                bad |= v < 0;
+                nulls = v;
+                cudaEvent_t f0;
+                cudaEventCreate(&f0);
+                cudaEventRecord(f0);
+                free_kernel<<<blocks, 256>>>(a, ptrs, n, wrong_d);
+                cudaEventRecord(e2);
+                CHECK(cudaDeviceSynchronize());
+                float ms_m = 0, ms_f = 0;
+                cudaEventElapsedTime(&ms_m, e0, e1);
+                cudaEventElapsedTime(&ms_f, f0, e2);
+                cudaEventDestroy(f0);
+                if (run > 0) {
+                    tm.push_back(ms_m * 1e-3);
+                    tf.push_back(ms_f * 1e-3);
+                }
+            }
+            unsigned wrong = 0;
+            CHECK(cudaMemcpy(&wrong, wrong_d, sizeof wrong, cudaMemcpyDeviceToHost));
+            char bytes_text[16];
+            bench_shape_name(shape, bytes_text, sizeof bytes_text);
+            if (bad || wrong) {
+                printf("  %-16s %9u %8s   WRONG: %s\n", "Gallatin", n, bytes_text,
+                       bad ? "overlapping allocations" : "stamps overwritten");
+                failures++;
+            } else {
+                double m = median(tm), f = median(tf);
+                double m_min = *std::min_element(tm.begin(), tm.end()), m_max = *std::max_element(tm.begin(), tm.end());
+                printf("  %-16s %9u %8s %12.3f %12.3f %14.3e %14.3e %8ld\n", "Gallatin", n, bytes_text, m * 1e3,
+                       f * 1e3, n / m, n / f, nulls);
+                if (csv)
+                    fprintf(csv, "%s,%u,%s,%.9f,%.9f,%.9f,%.9f,%.6e,%.6e,%ld,%d\n", "Gallatin", n, bytes_text, m, m_min,
+                            m_max, f, n / m, n / f, nulls, runs);
+            }
+            cudaEventDestroy(e0);
+            cudaEventDestroy(e1);
+            cudaEventDestroy(e2);
+            CHECK(cudaFree(ptrs));
+            CHECK(cudaFree(wrong_d));
+            allocator_type::free_on_device(a);
+            CHECK(cudaDeviceSynchronize());
+        }
+    }
+    if (csv)
+        fclose(csv);
+    return failures != 0;
+}
