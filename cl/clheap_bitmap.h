@@ -202,6 +202,29 @@ static CLHEAP_INLINE clheap_u32 clheap_bm_try_find_and_clear(CLHEAP_GLOBAL clhea
     return CLHEAP_BM_FAIL;
 }
 
+/* The last resort of a search that would otherwise fail while bits may be set (random
+ * descents lose races under heavy contention): visit up to max_containers level-0
+ * containers in order from a rotated start and try every set bit. Bounded; immediate
+ * when the top level says the bitmap is empty. Returns the position cleared, or FAIL;
+ * if clear is 0 it clears nothing and returns the first set bit seen. */
+static CLHEAP_INLINE clheap_u32 clheap_bm_sweep(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc, clheap_u32 seed,
+                                                clheap_u32 max_containers, int clear)
+{
+    if (!clheap_load64(clheap_bm_container(h, desc, h[desc + CLHEAP_BM_LEVELS] - 1u, 0u)))
+        return CLHEAP_BM_FAIL;
+    clheap_u32 containers = (h[desc + CLHEAP_BM_BITS] + 63u) / 64u;
+    clheap_u32 start = clheap_hash32(seed) % containers;
+    for (clheap_u32 i = 0; i < containers && i < max_containers; i++) {
+        clheap_u32 c = (start + i) % containers;
+        for (clheap_u64 v = clheap_load64(clheap_bm_container(h, desc, 0u, c)); v; v &= v - 1u) {
+            clheap_u32 pos = c * 64u + clheap_ctz64(v);
+            if (!clear || clheap_bm_try_clear(h, desc, pos))
+                return pos;
+        }
+    }
+    return CLHEAP_BM_FAIL;
+}
+
 /* `count` (1..64) consecutive ones from bit 0. */
 static CLHEAP_INLINE clheap_u64 clheap_ones64(clheap_u32 count)
 {

@@ -34,6 +34,9 @@
 #ifndef CLHEAP_BLOCK_FAST_TRIES
 #define CLHEAP_BLOCK_FAST_TRIES 4
 #endif
+#ifndef CLHEAP_BLOCK_SWEEP
+#define CLHEAP_BLOCK_SWEEP 64 /* active-bitmap containers the last look sweeps */
+#endif
 #ifndef CLHEAP_BLOCK_SLOW_TRIES
 #define CLHEAP_BLOCK_SLOW_TRIES 4
 #endif
@@ -277,8 +280,11 @@ static CLHEAP_INLINE clheap_u32 clheap_block_reserve_any(CLHEAP_GLOBAL clheap_u3
         clheap_u32 frame = clheap_block_new(h, c, want, seed + 0x51ED27u * (attempt + 1u), got);
         if (frame != CLHEAP_BM_FAIL)
             return frame;
-        /* No free frames: one last look for an active block someone opened meanwhile. */
-        frame = clheap_bm_try_find_set(h, CLHEAP_BM_ACTIVE(c), seed ^ 0xABCDu * (attempt + 1u));
+        /* No free frames: one last look for an active block someone opened meanwhile,
+         * the last time sweeping the active bitmap rather than sampling it. */
+        frame = attempt + 1u < CLHEAP_BLOCK_SLOW_TRIES
+                    ? clheap_bm_try_find_set(h, CLHEAP_BM_ACTIVE(c), seed ^ 0xABCDu * (attempt + 1u))
+                    : clheap_bm_sweep(h, CLHEAP_BM_ACTIVE(c), seed, CLHEAP_BLOCK_SWEEP, 0);
         if (frame != CLHEAP_BM_FAIL) {
             *got = clheap_block_reserve(h, frame, c, want, clheap_hash32(seed + attempt) >> 26);
             if (*got)

@@ -29,7 +29,7 @@ __kernel void clheap_close_runs(__global clheap_heap *heap)
 {
     __global uint *h = clheap_words(heap);
     uint i = (uint)get_global_id(0), slots = h[CLHEAP_HDR_HINT_SLOTS];
-    if (i < h[CLHEAP_HDR_CLASS_COUNT] * slots)
+    if (i < h[CLHEAP_HDR_CLASS_COUNT] * slots && i % slots < h[CLHEAP_HDR_CLASS_HINTS + i / slots])
         clheap_tier_close_hint(h, i / slots, i % slots);
 }
 #endif

@@ -70,6 +70,7 @@
 #define CLHEAP_HDR_CLASS_FRAMES (CLHEAP_HDR_CLASS_BYTES + CLHEAP_MAX_CLASSES)
 #define CLHEAP_HDR_CLASS_CAPACITY (CLHEAP_HDR_CLASS_FRAMES + CLHEAP_MAX_CLASSES)
 #define CLHEAP_HDR_CLASS_RUN (CLHEAP_HDR_CLASS_CAPACITY + CLHEAP_MAX_CLASSES)
+#define CLHEAP_HDR_CLASS_HINTS (CLHEAP_HDR_CLASS_RUN + CLHEAP_MAX_CLASSES) /* hint slots in use, <= HINT_SLOTS */
 /* Bitmap descriptors: unit of the first container, bits, levels, and the container
  * index where each level starts. */
 #define CLHEAP_BM_UNIT 0
@@ -78,7 +79,7 @@
 #define CLHEAP_BM_LEVEL0 3
 #define CLHEAP_BM_MAX_LEVELS 6
 #define CLHEAP_BM_DESC_WORDS 9
-#define CLHEAP_HDR_BITMAPS (CLHEAP_HDR_CLASS_RUN + CLHEAP_MAX_CLASSES)
+#define CLHEAP_HDR_BITMAPS (CLHEAP_HDR_CLASS_HINTS + CLHEAP_MAX_CLASSES)
 /* BitmapAlloc: bitmap 0 = free slots. Blocks: bitmap 0 = free frames, then for each
  * class c: 1 + 2c = allocated blocks, 2 + 2c = active (allocated, not full) blocks.
  * TierAlloc: the same, bitmap 0 being the page tier's free pieces of order 0, then

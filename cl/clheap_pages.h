@@ -45,6 +45,9 @@
 #ifndef CLHEAP_PAGES_PASSES
 #define CLHEAP_PAGES_PASSES 6 /* rounds over the orders: halves split meanwhile are found */
 #endif
+#ifndef CLHEAP_PAGES_SWEEP
+#define CLHEAP_PAGES_SWEEP 256 /* containers a failing take sweeps per order (16384 pieces) */
+#endif
 #ifndef CLHEAP_PAGES_CAS_TRIES
 #define CLHEAP_PAGES_CAS_TRIES 16
 #endif
@@ -115,13 +118,18 @@ static CLHEAP_INLINE void clheap_pages_release_range(CLHEAP_GLOBAL clheap_u32 *h
     }
 }
 
-/* A piece of order k (its first frame), split from the lowest order that has one. */
+/* A piece of order k (its first frame), split from the lowest order that has one:
+ * CLHEAP_PAGES_PASSES rounds of sampled searches over the orders (halves that others
+ * split meanwhile are found), then one round that sweeps each order's bitmap, so that
+ * losing races is not reported as a full heap. */
 static CLHEAP_INLINE clheap_u32 clheap_pages_take_order(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 k, clheap_u32 seed)
 {
     clheap_u32 top = h[CLHEAP_HDR_SEGMENT_ORDER];
-    for (clheap_u32 pass = 0; pass < CLHEAP_PAGES_PASSES; pass++) {
+    for (clheap_u32 pass = 0; pass <= CLHEAP_PAGES_PASSES; pass++) {
         for (clheap_u32 o = k; o <= top; o++) {
-            clheap_u32 pos = clheap_bm_try_find_and_clear(h, clheap_pages_desc(h, o), seed + pass * 0x2545F491u + o);
+            clheap_u32 desc = clheap_pages_desc(h, o), s = seed + pass * 0x2545F491u + o;
+            clheap_u32 pos = pass < CLHEAP_PAGES_PASSES ? clheap_bm_try_find_and_clear(h, desc, s)
+                                                        : clheap_bm_sweep(h, desc, s, CLHEAP_PAGES_SWEEP, 1);
             if (pos == CLHEAP_BM_FAIL)
                 continue;
             for (clheap_u32 j = o; j > k; j--) {

@@ -12,7 +12,8 @@
  *
  * Fast path of a small malloc (after Gallatin and LLVM libc's GPU malloc, which claim
  * one range of slots per warp): each (class, work-group slot) has a 64-bit hint in the
- * header naming a run of RUN(c) consecutive blocks opened together (one page-tier take
+ * header (HINTS(c) slots per class: fewer, or none, where the pool cannot afford a run
+ * per slot) naming a run of RUN(c) consecutive blocks opened together (one page-tier take
  * of up to 64 frames: 4096 slots of 16 B) and how many of its slots it has handed out.
  * A request (on NVIDIA a whole warp's worth of one class, through inline PTX) takes n
  * slots with one atomic add on the hint, no bitmap search and no block header touched.
@@ -130,7 +131,10 @@ static CLHEAP_INLINE void clheap_tier_release_run(CLHEAP_GLOBAL clheap_u32 *h, c
 static CLHEAP_INLINE clheap_u32 clheap_tier_run_take(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 n,
                                                      clheap_u32 seed, clheap_u32 *run, clheap_u32 *first)
 {
-    CLHEAP_GLOBAL clheap_u64 *hint = clheap_tier_hint_at(h, c, clheap_group_index() % h[CLHEAP_HDR_HINT_SLOTS]);
+    clheap_u32 hints = h[CLHEAP_HDR_CLASS_HINTS + c];
+    if (!hints)
+        return 0u; /* a class whose runs the pool cannot afford: blocks only */
+    CLHEAP_GLOBAL clheap_u64 *hint = clheap_tier_hint_at(h, c, clheap_group_index() % hints);
     clheap_u32 total = clheap_tier_run_slots(h, c);
     clheap_u64 old = clheap_add64(hint, n);
     clheap_u32 f = (clheap_u32)(old >> 32), t = (clheap_u32)old, k = 0;
@@ -150,13 +154,13 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_run_take(CLHEAP_GLOBAL clheap_u32 *h
         clheap_xchg64(hint, 0); /* empty: the next request tries to open one */
         return k;
     }
-    clheap_u32 keep = k ? 0u : n;
+    clheap_u32 keep = k ? 0u : n < total ? n : total; /* a warp may want more than a run */
     clheap_xchg64(hint, ((clheap_u64)(next + 1u) << 32) | keep);
     if (k)
         return k;
     *run = next;
     *first = 0u;
-    return n;
+    return keep;
 }
 
 /* Ends the run a hint hands out, if one is live, and frees its remaining slots. */
@@ -182,9 +186,9 @@ static CLHEAP_INLINE void clheap_tier_close_hint(CLHEAP_GLOBAL clheap_u32 *h, cl
  * memory held for hints, given back before a malloc reports the heap full. */
 static CLHEAP_INLINE void clheap_tier_close_runs(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c)
 {
-    clheap_u32 slots = h[CLHEAP_HDR_HINT_SLOTS], count = h[CLHEAP_HDR_CLASS_COUNT];
+    clheap_u32 count = h[CLHEAP_HDR_CLASS_COUNT];
     for (clheap_u32 k = c == CLHEAP_MAX_CLASSES ? 0u : c; k < (c == CLHEAP_MAX_CLASSES ? count : c + 1u); k++)
-        for (clheap_u32 s = 0; s < slots; s++)
+        for (clheap_u32 s = 0; s < h[CLHEAP_HDR_CLASS_HINTS + k]; s++)
             clheap_tier_close_hint(h, k, s);
 }
 

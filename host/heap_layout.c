@@ -135,16 +135,19 @@ static uint32_t tier_segment_order(uint64_t frames)
 }
 
 /* TierAlloc's runs (cl/clheap_tier.h): blocks opened together for one hint, up to 64
- * frames, but fewer while the runs all hints could hold exceed 1/64 of the pool (what
- * hints hold is given back when a malloc would fail, but it is cheaper not to). */
+ * frames. What all of a class's hints hold stays under 1/128 of the pool (it is given
+ * back when a malloc would fail, but under a burst that is late): first fewer blocks
+ * per run, then fewer hint slots, down to none (the class then uses blocks alone). */
 static void plan_runs(uint32_t *h, uint64_t frames)
 {
-    uint64_t slots = h[CLHEAP_HDR_HINT_SLOTS];
+    uint64_t budget = frames / 128, slots = h[CLHEAP_HDR_HINT_SLOTS];
     for (uint32_t c = 0; c < h[CLHEAP_HDR_CLASS_COUNT]; c++) {
-        uint32_t per_block = h[CLHEAP_HDR_CLASS_FRAMES + c], blocks = 64 / per_block;
-        while (blocks > 1 && slots * blocks * per_block > frames / 64)
+        uint32_t per_block = h[CLHEAP_HDR_CLASS_FRAMES + c], blocks = 64 / per_block ? 64 / per_block : 1;
+        while (blocks > 1 && slots * blocks * per_block > budget)
             blocks /= 2;
-        h[CLHEAP_HDR_CLASS_RUN + c] = blocks ? blocks : 1;
+        uint64_t hints = budget / ((uint64_t)blocks * per_block);
+        h[CLHEAP_HDR_CLASS_RUN + c] = blocks;
+        h[CLHEAP_HDR_CLASS_HINTS + c] = (uint32_t)(hints < slots ? hints : slots);
     }
 }
 

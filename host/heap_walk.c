@@ -309,10 +309,13 @@ static clheap_status walk_runs(const uint32_t *w, uint8_t *free_map, clheap_heap
     uint32_t frames = w[CLHEAP_HDR_FRAME_COUNT], slots = w[CLHEAP_HDR_HINT_SLOTS];
     for (uint32_t c = 0; c < w[CLHEAP_HDR_CLASS_COUNT]; c++) {
         uint32_t capacity = w[CLHEAP_HDR_CLASS_CAPACITY + c], per_block = w[CLHEAP_HDR_CLASS_FRAMES + c];
-        uint32_t blocks = w[CLHEAP_HDR_CLASS_RUN + c];
-        if (blocks == 0 || (uint64_t)blocks * per_block > (1ull << w[CLHEAP_HDR_SEGMENT_ORDER]))
-            return clheap_report_violation(what, len, "class %u: runs of %u blocks do not fit a segment", c, blocks);
+        uint32_t blocks = w[CLHEAP_HDR_CLASS_RUN + c], hints = w[CLHEAP_HDR_CLASS_HINTS + c];
+        if (blocks == 0 || (uint64_t)blocks * per_block > (1ull << w[CLHEAP_HDR_SEGMENT_ORDER]) || hints > slots)
+            return clheap_report_violation(what, len, "class %u: %u hints of runs of %u blocks do not fit", c, hints,
+                                           blocks);
         for (uint32_t k = 0; k < slots; k++) {
+            if (k >= hints && w[CLHEAP_HDR_HINT_FIRST + 2 * ((uint64_t)c * slots + k) + 1])
+                return clheap_report_violation(what, len, "class %u: unused hint %u names a run", c, k);
             uint64_t hint;
             memcpy(&hint, w + CLHEAP_HDR_HINT_FIRST + 2 * ((uint64_t)c * slots + k), sizeof hint);
             uint32_t f = (uint32_t)(hint >> 32), t = (uint32_t)hint;
