@@ -185,9 +185,7 @@ static CLHEAP_INLINE clheap_u32 clheap_blocks_malloc_warp(__global clheap_u32 *h
     clheap_u64 got = 0;
     if (lane == leader) {
 #if CLHEAP_ALLOCATOR == CLHEAP_KIND_TIER
-        k = clheap_tier_run_take(h, c, n, clheap_rotation_seed(), &run, &first);
-        if (k < n)
-            frame = clheap_tier_reserve_slow(h, c, n - k, clheap_rotation_seed(), &got);
+        k = clheap_tier_take_many(h, c, n, clheap_rotation_seed(), &run, &first, &frame, &got);
 #else
         frame = clheap_block_reserve_any(h, c, n, clheap_rotation_seed(), &got);
 #endif

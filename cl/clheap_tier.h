@@ -155,7 +155,9 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_run_take(CLHEAP_GLOBAL clheap_u32 *h
         return k;
     }
     clheap_u32 keep = k ? 0u : n < total ? n : total; /* a warp may want more than a run */
-    clheap_xchg64(hint, ((clheap_u64)(next + 1u) << 32) | keep);
+    /* A run this request used up at once is not installed: the hint stays empty, so the
+     * next request opens one (a used-up hint would have no opener left). */
+    clheap_xchg64(hint, keep < total ? ((clheap_u64)(next + 1u) << 32) | keep : 0u);
     if (k)
         return k;
     *run = next;
@@ -203,6 +205,21 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_reserve_slow(CLHEAP_GLOBAL clheap_u3
         frame = clheap_block_reserve_any(h, c, want, seed ^ 0x68E31DA4u, got);
     }
     return frame;
+}
+
+/* n requests of class c served together (a warp's, on NVIDIA): the first k (returned)
+ * from the run (indices [*first, *first + k) of the run at *run), the next
+ * popcount(*got) from one block (*frame; FAIL if none); the rest go alone. */
+static CLHEAP_INLINE clheap_u32 clheap_tier_take_many(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 n,
+                                                      clheap_u32 seed, clheap_u32 *run, clheap_u32 *first,
+                                                      clheap_u32 *frame, clheap_u64 *got)
+{
+    clheap_u32 k = clheap_tier_run_take(h, c, n, seed, run, first);
+    *frame = CLHEAP_BM_FAIL;
+    *got = 0;
+    if (k < n)
+        *frame = clheap_tier_reserve_slow(h, c, n - k, seed, got);
+    return k;
 }
 
 /* Frames a request of `bytes` needs, or 0 if it is 0 or more than the pool. */

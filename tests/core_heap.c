@@ -41,6 +41,37 @@ clheap_status core_heap_create(const clheap_heap_config *config, uint32_t comput
     return CLHEAP_SUCCESS;
 }
 
+uint32_t core_heap_malloc_many(core_heap *heap, size_t bytes, uint32_t n, uint32_t *units, uint32_t group)
+{
+    if (heap->allocator != CLHEAP_TIER_ALLOC || n == 0 || n > 32) {
+        for (uint32_t i = 0; i < n; i++)
+            units[i] = core_heap_malloc(heap, bytes, group);
+        return n;
+    }
+    clheap_host_group_index = group;
+    uint32_t *h = heap->words, c = bytes ? clheap_class_for(h, bytes) : CLHEAP_MAX_CLASSES;
+    if (c == CLHEAP_MAX_CLASSES) {
+        for (uint32_t i = 0; i < n; i++)
+            units[i] = core_heap_malloc(heap, bytes, group);
+        return n;
+    }
+    /* What clheap_blocks_malloc_warp's leader and lanes do on NVIDIA. */
+    uint32_t run, first, frame, seed = clheap_rotation_seed() + (uint32_t)bytes;
+    uint64_t got;
+    uint32_t k = clheap_tier_take_many(h, c, n, seed, &run, &first, &frame, &got);
+    for (uint32_t rank = 0; rank < n; rank++) {
+        if (rank < k) {
+            units[rank] = clheap_tier_run_unit(h, run, c, first + rank);
+        } else if (frame != CLHEAP_BM_FAIL && got) {
+            units[rank] = clheap_slot_unit(h, frame, c, clheap_ctz64(got));
+            got &= got - 1u;
+        } else {
+            units[rank] = clheap_tier_malloc_unit(h, bytes, seed + 0x5bd1e995u);
+        }
+    }
+    return n;
+}
+
 void core_heap_destroy(core_heap *heap)
 {
     free(heap->words);

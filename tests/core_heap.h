@@ -23,6 +23,9 @@ void core_heap_destroy(core_heap *heap);
 /* malloc/free as a work-item of work-group `group` would call them. */
 uint32_t core_heap_malloc(core_heap *heap, size_t bytes, uint32_t group);
 void core_heap_free_unit(core_heap *heap, uint32_t unit, uint32_t group);
+/* TierAlloc: n (1..32) requests of one size served together, as a warp's on NVIDIA
+ * (other allocators: one by one). units gets n results (0 = NULL); returns n. */
+uint32_t core_heap_malloc_many(core_heap *heap, size_t bytes, uint32_t n, uint32_t *units, uint32_t group);
 void *core_heap_pointer(core_heap *heap, uint32_t unit);
 
 clheap_status core_heap_walk(core_heap *heap, clheap_heap_stats *stats, char *what, size_t len);

@@ -65,14 +65,21 @@ static void *work(void *arg)
         size_t bytes = w->heap->allocator == CLHEAP_BITMAP_ALLOC ? 4 + (r >> 5) % 13
                        : w->heap->allocator == CLHEAP_TIER_ALLOC && r % 8 == 0 ? 16384 + (r >> 5) % 40000 /* page tier */
                                                                             : 4 + (r >> 5) % 4093;
-        unit[s] = core_heap_malloc(w->heap, bytes, w->group);
-        if (!unit[s]) {
-            w->nulls++;
-            continue;
+        /* Now and then a batch into the free slots from s on, as a warp asks (TierAlloc). */
+        uint32_t batch[32], n = 1;
+        while (r % 4 == 1 && n < 32 && s + n < SLOTS && !unit[s + n])
+            n++;
+        core_heap_malloc_many(w->heap, bytes, n, batch, w->group);
+        for (uint32_t i = 0; i < n; i++) {
+            unit[s + i] = batch[i];
+            if (!batch[i]) {
+                w->nulls++;
+                continue;
+            }
+            w->allocs++;
+            words[s + i] = (uint32_t)(bytes / 4);
+            stamp(w->heap, unit[s + i], words[s + i], (w->group << 24) | (s + i));
         }
-        w->allocs++;
-        words[s] = (uint32_t)(bytes / 4);
-        stamp(w->heap, unit[s], words[s], value);
     }
     for (unsigned s = 0; s < SLOTS; s++) {
         if (unit[s]) {
