@@ -8,6 +8,7 @@ set grid
 allocators = "AtomicMalloc AtomicWrapMalloc CMalloc CFMalloc CMMalloc CFMMalloc BitmapAlloc BlockAlloc TierAlloc"
 papers = dir."/papers.csv"
 
+if (system("test -f ".papers." && echo yes") eq "yes") {
 # One line per allocator: rows of test `t` with stride 32 (one allocating work-item per warp).
 set logscale y
 set output dir."/fig3a-alloc-dealloc.png"
@@ -30,8 +31,13 @@ set output dir."/fig3d-probability.png"
 set title "Probability (10 launches, 4 B): time vs work-groups of 256 (stride 32)"
 set xlabel "work-groups"
 plot for [a in allocators] papers every ::1 using (strcol(1) eq "probability" && strcol(2) eq a && $3 == 32 ? $4 : 1/0):5 with linespoints title a
+}
+unset logscale x
 
 throughput = dir."/throughput.csv"
+set logscale y
+set logscale x 2
+set xtics ("16" 16, "256" 256, "4K" 4096, "64K" 65536, "1M" 1048576)
 rows = allocators." CMalloc+warp CFMalloc+warp CMMalloc+warp CFMMalloc+warp BlockAlloc+warp TierAlloc+warp BlockAlloc+group"
 set output dir."/throughput-2e20.png"
 set title "malloc throughput, 2^20 work-items all allocating"
