@@ -214,6 +214,7 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_take_many(CLHEAP_GLOBAL clheap_u32 *
                                                       clheap_u32 seed, clheap_u32 *run, clheap_u32 *first,
                                                       clheap_u32 *frame, clheap_u64 *got)
 {
+    *run = *first = 0u; /* defined even when the run gave nothing */
     clheap_u32 k = clheap_tier_run_take(h, c, n, seed, run, first);
     *frame = CLHEAP_BM_FAIL;
     *got = 0;
@@ -264,11 +265,10 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_unit(CLHEAP_GLOBAL clheap_u32
     clheap_u32 c = bytes ? clheap_class_for(h, bytes) : CLHEAP_MAX_CLASSES;
     if (c == CLHEAP_MAX_CLASSES)
         return clheap_tier_malloc_large(h, bytes, seed);
-    clheap_u32 run, first;
-    if (clheap_tier_run_take(h, c, 1u, seed, &run, &first))
-        return clheap_tier_run_unit(h, run, c, first);
+    clheap_u32 run, first, frame;
     clheap_u64 got;
-    clheap_u32 frame = clheap_tier_reserve_slow(h, c, 1u, seed, &got);
+    if (clheap_tier_take_many(h, c, 1u, seed, &run, &first, &frame, &got))
+        return clheap_tier_run_unit(h, run, c, first);
     if (frame == CLHEAP_BM_FAIL) {
         clheap_count_error(h, CLHEAP_HDR_ERR_OUT_OF_MEMORY);
         return 0u;
