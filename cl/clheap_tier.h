@@ -188,8 +188,9 @@ static CLHEAP_INLINE void clheap_tier_close_hint(CLHEAP_GLOBAL clheap_u32 *h, cl
  * memory held for hints, given back before a malloc reports the heap full. */
 static CLHEAP_INLINE void clheap_tier_close_runs(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c)
 {
-    clheap_u32 count = h[CLHEAP_HDR_CLASS_COUNT];
-    for (clheap_u32 k = c == CLHEAP_MAX_CLASSES ? 0u : c; k < (c == CLHEAP_MAX_CLASSES ? count : c + 1u); k++)
+    int all = c == CLHEAP_MAX_CLASSES;
+    clheap_u32 end = all ? h[CLHEAP_HDR_CLASS_COUNT] : c + 1u;
+    for (clheap_u32 k = all ? 0u : c; k < end; k++)
         for (clheap_u32 s = 0; s < h[CLHEAP_HDR_CLASS_HINTS + k]; s++)
             clheap_tier_close_hint(h, k, s);
 }
