@@ -82,6 +82,15 @@ static CLHEAP_INLINE clheap_u32 clheap_ptx_shfl(clheap_u32 mask, clheap_u32 v, c
     asm volatile("shfl.sync.idx.b32 %0, %1, %2, 0x1f, %3;" : "=r"(r) : "r"(v), "r"(src), "r"(mask));
     return r;
 }
+/* Brings the lanes of `mask` together again after one of them took a branch alone.
+ * Needed before the shuffles that follow it: NVIDIA's OpenCL compiler treats its own
+ * reconvergence point as enough and issues those shuffles without a wait, which fails
+ * when another group of the same warp runs the same code meanwhile (measured on the
+ * H100: lanes read a leader that had not arrived, and reserved slots leaked). */
+static CLHEAP_INLINE void clheap_ptx_syncwarp(clheap_u32 mask)
+{
+    asm volatile("bar.warp.sync %0;" ::"r"(mask));
+}
 #if CLHEAP_IS_CIRCULAR
 #ifndef CLHEAP_WARP_COALESCE_UNITS
 #define CLHEAP_WARP_COALESCE_UNITS 5u /* requests up to 64 B (+ the header unit) */
@@ -105,6 +114,7 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_malloc_warp(__global clheap_u32 
     clheap_u32 mask = clheap_ptx_match(clheap_ptx_activemask(), small ? 1u : 2u);
     if (!small)
         return clheap_circular_malloc_unit(h, bytes, CLHEAP_FUSED, CLHEAP_MULTI);
+    clheap_ptx_syncwarp(mask); /* the other lanes' branch */
     clheap_u32 lane = clheap_ptx_laneid();
     clheap_u32 leader = 31u - clz(mask & (0u - mask));
     clheap_u32 total = 0u, offset = 0u;
@@ -118,6 +128,7 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_malloc_warp(__global clheap_u32 
     int why; /* a failed claim for the sum is no NULL yet: the lanes try alone below */
     if (lane == leader && total >= need) /* total < need: the sum overflowed */
         base = clheap_circular_claim(h, total, CLHEAP_FUSED, CLHEAP_MULTI, &end, &why);
+    clheap_ptx_syncwarp(mask); /* the leader's claim */
     base = clheap_ptx_shfl(mask, base, leader);
     end = clheap_ptx_shfl(mask, end, leader);
     if (!base) /* the sum did not fit: each lane alone */
@@ -125,6 +136,7 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_malloc_warp(__global clheap_u32 
     clheap_u32 run = 0u;
     for (clheap_u32 m = mask; m; m &= m - 1u) {
         clheap_u32 src = 31u - clz(m & (0u - m));
+        clheap_ptx_syncwarp(mask); /* the leader's writes of the previous part */
         clheap_u32 v = clheap_ptx_shfl(mask, need, src);
         clheap_u32 b = clheap_ptx_shfl(mask, (clheap_u32)bytes, src);
         if (lane == leader) {
@@ -190,15 +202,18 @@ static CLHEAP_INLINE clheap_u32 clheap_blocks_malloc_warp(__global clheap_u32 *h
         frame = clheap_block_reserve_any(h, c, n, clheap_rotation_seed(), &got);
 #endif
     }
+    clheap_ptx_syncwarp(peers); /* the leader's branch */
     k = clheap_ptx_shfl(peers, k, leader);
 #if CLHEAP_ALLOCATOR == CLHEAP_KIND_TIER
     run = clheap_ptx_shfl(peers, run, leader);
     first = clheap_ptx_shfl(peers, first, leader);
-    if (rank < k)
-        return clheap_tier_run_unit(h, run, c, first + rank);
 #endif
     frame = clheap_ptx_shfl(peers, frame, leader);
     got = clheap_ptx_shfl64(peers, got, leader);
+#if CLHEAP_ALLOCATOR == CLHEAP_KIND_TIER
+    if (rank < k)
+        return clheap_tier_run_unit(h, run, c, first + rank);
+#endif
     if (frame != CLHEAP_BM_FAIL && rank - k < clheap_popcount64(got))
         return clheap_slot_unit(h, frame, c, clheap_nth_bit(got, rank - k));
 #if CLHEAP_ALLOCATOR == CLHEAP_KIND_TIER
@@ -230,6 +245,7 @@ static CLHEAP_INLINE void clheap_blocks_free_warp(__global clheap_u32 *h, __glob
 #endif
         return;
     }
+    clheap_ptx_syncwarp(peers); /* the other lanes' branch */
     clheap_u32 lane = clheap_ptx_laneid(), leader = 31u - clz(peers & (0u - peers));
     clheap_u64 bits = 0;
     int repeated = 0;
@@ -245,6 +261,7 @@ static CLHEAP_INLINE void clheap_blocks_free_warp(__global clheap_u32 *h, __glob
         if (old & bits)
             clheap_block_after_release(h, frame, cls - 1u, old, old & bits);
     }
+    clheap_ptx_syncwarp(peers); /* the leader's branch */
     old = clheap_ptx_shfl64(peers, old, leader);
     if (repeated || !((old >> slot) & 1u))
         clheap_count_error(h, CLHEAP_HDR_ERR_DOUBLE_FREE);

@@ -38,6 +38,7 @@ static const char *ptx_probe_source =
     "    asm volatile(\"activemask.b32 %0;\" : \"=r\"(m));\n"
     "    asm volatile(\"mov.u32 %0, %%laneid;\" : \"=r\"(l));\n"
     "    asm volatile(\"match.any.sync.b32 %0, %1, %2;\" : \"=r\"(r) : \"r\"(l), \"r\"(m));\n"
+    "    asm volatile(\"bar.warp.sync %0;\" ::\"r\"(m));\n"
     "    asm volatile(\"shfl.sync.idx.b32 %0, %1, %2, 0x1f, %3;\" : \"=r\"(s) : \"r\"(r), \"r\"(0u), \"r\"(m));\n"
     "    out[get_global_id(0)] = s;\n"
     "}\n";

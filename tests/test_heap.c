@@ -371,6 +371,10 @@ static void fill_until_null_then_refill(void **state)
     assert_true(errors_of(t).out_of_memory > 0); /* the heap really was full */
     assert_true(first * bytes > full.pool_bytes / 2);
     free_all(t, units, items * per_item);
+    /* Nothing reserved at the edge of a full heap stays behind unhanded. */
+    clheap_heap_stats emptied = stats_of(t);
+    if (live_allocations(t->allocator, &emptied) >= 0)
+        assert_int_equal(live_allocations(t->allocator, &emptied), 0);
     size_t second = fill_heap(t, units, sizes, items, per_item, bytes);
     print_message("%s: first fill %zu x %u B, refill %zu\n", clheap_allocator_name(t->allocator),
                   first, bytes, second);
