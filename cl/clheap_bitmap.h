@@ -275,15 +275,20 @@ static CLHEAP_INLINE clheap_u32 clheap_bm_try_take_run(CLHEAP_GLOBAL clheap_u32 
 }
 
 /* Sets a run of count bits inside one container (the inverse of try_take_run). */
+static CLHEAP_INLINE void clheap_bm_put_bits(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc, clheap_u32 c,
+                                             clheap_u64 bits)
+{
+    clheap_u64 old = clheap_or64(clheap_bm_container(h, desc, 0u, c), bits);
+    if (old == 0 && h[desc + CLHEAP_BM_LEVELS] > 1u) {
+        clheap_fence_full();
+        clheap_bm_set_at(h, desc, 1u, c);
+    }
+}
+
 static CLHEAP_INLINE void clheap_bm_put_run(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc, clheap_u32 pos,
                                             clheap_u32 count)
 {
-    clheap_u64 run = clheap_ones64(count) << (pos & 63u);
-    clheap_u64 old = clheap_or64(clheap_bm_container(h, desc, 0u, pos >> 6), run);
-    if (old == 0) {
-        clheap_fence_full();
-        clheap_bm_set_at(h, desc, 1u, pos >> 6);
-    }
+    clheap_bm_put_bits(h, desc, pos >> 6, clheap_ones64(count) << (pos & 63u));
 }
 
 /* Initialisation: container `i` of all levels (one work-item each) set to `fill`

@@ -22,21 +22,24 @@
  *             j in o-1..k is set free in B_j (its buddy, the left half, is ours, so it
  *             cannot merge). Linearisation point: the atomic AND that clears the bit.
  *             m > 2^S: a run of ceil(m / 2^S) set bits of B_S, possibly across 64-bit
- *             containers, taken by one CAS per container in address order; a CAS that
- *             finds a bit gone rolls back the containers already taken. Linearisation
- *             point: the last container's CAS.
+ *             containers, taken by one AND per container in address order; an AND that
+ *             finds a bit gone puts back what it cleared and rolls back the containers
+ *             already taken. Linearisation point: the last container's AND.
  *             Then the unused tail [m, 2^k) (or of the last segment) is released.
- *   release(piece of order o)  set its bit in B_o; if the buddy's bit was set, one CAS
- *             on their shared container clears both and the parent piece is released at
- *             o + 1 (the merge's linearisation point is that CAS; losing it to a taker of
- *             either half simply ends the merge). At order S the segment's bit is set.
+ *   release(piece of order o)  set its bit in B_o; if the buddy's bit was set, one AND
+ *             clears both, and if both were still set the parent piece is released at
+ *             o + 1 (the merge's linearisation point is that AND). If a taker got one
+ *             half first, the other half goes back (ours: the merge is tried again, a
+ *             bounded number of times). At order S the segment's bit is set.
+ *             An AND, not a CAS of the whole container: the other 62 pieces of the
+ *             container change under churn, and a CAS kept failing on them.
  *   put(f, m) releases the aligned binary decomposition of [f, f + m): since f is
  *             aligned to the size taken, the pieces are exactly those of take's split.
  *
  * Happens-before: a taker reads nothing of a piece it takes but the frame headers
  * that the previous owner wrote before releasing it; the owner's clheap_fence_release
  * before the releasing OR pairs with the taker's clheap_fence_acquire after its
- * clearing AND or CAS (cl/clheap_tier.h does both). */
+ * clearing AND (cl/clheap_tier.h does both). */
 #ifndef CLHEAP_PAGES_H
 #define CLHEAP_PAGES_H
 
@@ -48,8 +51,8 @@
 #ifndef CLHEAP_PAGES_SWEEP
 #define CLHEAP_PAGES_SWEEP 256 /* containers a failing take sweeps per order (16384 pieces) */
 #endif
-#ifndef CLHEAP_PAGES_CAS_TRIES
-#define CLHEAP_PAGES_CAS_TRIES 16
+#ifndef CLHEAP_PAGES_MERGE_TRIES
+#define CLHEAP_PAGES_MERGE_TRIES 16 /* a merge whose buddy keeps being taken gives up */
 #endif
 
 /* Descriptor of B_o: B_0 is bitmap 0 (free frames), B_1..B_S follow the class bitmaps. */
@@ -66,41 +69,61 @@ static CLHEAP_INLINE clheap_u32 clheap_ceil_log2(clheap_u32 m)
     return k;
 }
 
-/* Clears the bits of mask in container c of bitmap desc if all of them are set, by CAS
- * from v (the value last seen), retried a bounded number of times against the value
- * found; keeps the levels above as cl/clheap_bitmap.h requires. 1 if it cleared them. */
+/* Takes the bits of mask in container c of bitmap desc if all of them are set: one AND
+ * clears them; if it found some already gone, the ones it cleared go back. Keeps the
+ * levels above as cl/clheap_bitmap.h requires. 1 if it took them. */
 static CLHEAP_INLINE int clheap_pages_take_bits(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc, clheap_u32 c,
-                                                clheap_u64 v, clheap_u64 mask)
+                                                clheap_u64 mask)
 {
-    CLHEAP_GLOBAL clheap_u64 *word = clheap_bm_container(h, desc, 0u, c);
-    for (int tries = 0; tries < CLHEAP_PAGES_CAS_TRIES && (v & mask) == mask; tries++) {
-        clheap_u64 seen = clheap_cas64(word, v, v & ~mask);
-        if (seen == v) {
-            if ((v & ~mask) == 0) {
-                clheap_fence_full();
-                clheap_bm_clear_above(h, desc, 0u, c);
-            }
-            return 1;
+    clheap_u64 old = clheap_and64(clheap_bm_container(h, desc, 0u, c), ~mask);
+    if ((old & mask) == mask) {
+        if ((old & ~mask) == 0) {
+            clheap_fence_full();
+            clheap_bm_clear_above(h, desc, 0u, c);
         }
-        v = seen;
+        return 1;
     }
+    if (old & mask)
+        clheap_bm_put_bits(h, desc, c, old & mask);
     return 0;
 }
 
-/* Releases the free piece of order o at frame f, merging it with free buddies. */
+/* Releases the free piece of order o at frame f, merging it with free buddies (see
+ * release above: on the H100 the former whole-container CAS left a pool freed under
+ * churn in unmerged halves, and large requests failed). */
 static CLHEAP_INLINE void clheap_pages_release(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 f, clheap_u32 o)
 {
     clheap_u32 top = h[CLHEAP_HDR_SEGMENT_ORDER];
     clheap_u32 index = f >> o;
-    for (; o < top; o++, index >>= 1) {
+    for (int tries = 0; o < top;) {
         clheap_u32 desc = clheap_pages_desc(h, o);
         clheap_u64 bit = (clheap_u64)1 << (index & 63u), buddy = (clheap_u64)1 << ((index ^ 1u) & 63u);
         clheap_u64 pair = bit | buddy;
         clheap_u64 v = clheap_bm_set_at(h, desc, 0u, index) | bit;
         if (!(v & buddy))
             return; /* the buddy is in use (or past the pool's end): a free piece now */
-        if (!clheap_pages_take_bits(h, desc, index >> 6, v, pair))
-            return; /* a taker got one half first (or the merge gave up: P2's exception) */
+        CLHEAP_GLOBAL clheap_u64 *word = clheap_bm_container(h, desc, 0u, index >> 6);
+        clheap_u64 old = clheap_and64(word, ~pair);
+        if ((old & pair) == pair) { /* merged: the parent piece is ours */
+            if ((old & ~pair) == 0) {
+                clheap_fence_full();
+                clheap_bm_clear_above(h, desc, 0u, index >> 6);
+            }
+            o++;
+            index >>= 1;
+            tries = 0;
+            continue;
+        }
+        if (old & buddy) { /* our half was taken meanwhile: the buddy we cleared goes back */
+            clheap_bm_set_at(h, desc, 0u, index ^ 1u);
+            return;
+        }
+        if (!(old & bit) || ++tries >= CLHEAP_PAGES_MERGE_TRIES) {
+            if (old & bit)
+                clheap_bm_set_at(h, desc, 0u, index); /* free, unmerged */
+            return; /* both halves taken by others, or the merge gave up */
+        }
+        /* The buddy was taken after we saw it: ours goes back, which tries the merge again. */
     }
     clheap_bm_set_at(h, clheap_pages_desc(h, top), 0u, index);
 }
@@ -150,7 +173,7 @@ static CLHEAP_INLINE int clheap_pages_claim_run(CLHEAP_GLOBAL clheap_u32 *h, clh
     for (clheap_u32 pos = first; pos < end;) {
         clheap_u32 c = pos >> 6, lo = pos & 63u, n = end - pos < 64u - lo ? end - pos : 64u - lo;
         clheap_u64 mask = clheap_ones64(n) << lo;
-        if (!clheap_pages_take_bits(h, desc, c, clheap_load64(clheap_bm_container(h, desc, 0u, c)), mask)) {
+        if (!clheap_pages_take_bits(h, desc, c, mask)) {
             for (clheap_u32 back = first; back < pos;) { /* roll back what this run took */
                 clheap_u32 bn = pos - back < 64u - (back & 63u) ? pos - back : 64u - (back & 63u);
                 clheap_bm_put_run(h, desc, back, bn);

@@ -196,6 +196,15 @@ static uint32_t allocate_beside(tier_test *t, batch *b, uint64_t live_elsewhere)
                      CL_SUCCESS);
     clReleaseMemObject(bad_buf);
     assert_int_equal(bad, 0);
+    if (granted < count) { /* what the heap looked like when it said no */
+        clheap_heap_errors e = errors_of(t);
+        print_message("  %u of %u not granted: used %llu of %llu B (blocks %llu, largest free %llu, whole segments "
+                      "%llu, run slots %llu); out of memory %u, contended %u\n",
+                      count - granted, count, (unsigned long long)s.used_bytes, (unsigned long long)s.pool_bytes,
+                      (unsigned long long)s.block_bytes, (unsigned long long)s.largest_free_bytes,
+                      (unsigned long long)s.free_segments, (unsigned long long)s.run_slots, e.out_of_memory,
+                      e.contended);
+    }
     return count - granted;
 }
 
