@@ -202,6 +202,46 @@ static CLHEAP_INLINE clheap_u32 clheap_bm_try_find_and_clear(CLHEAP_GLOBAL clhea
     return CLHEAP_BM_FAIL;
 }
 
+/* Finds the lowest set bit it can and clears it (first fit): descends by the lowest set
+ * bit of each level, then tries that container's bits from the lowest, each AND telling
+ * which are left. Returns its position, or FAIL after bounded tries. */
+static CLHEAP_INLINE clheap_u32 clheap_bm_take_lowest(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc)
+{
+    clheap_u32 top = h[desc + CLHEAP_BM_LEVELS] - 1u;
+    for (clheap_u32 attempt = 0; attempt < CLHEAP_BM_FIND_TRIES; attempt++) {
+        clheap_u32 index = 0, l = top;
+        for (;;) {
+            CLHEAP_GLOBAL clheap_u64 *word = clheap_bm_container(h, desc, l, index);
+            clheap_u64 v = clheap_load64(word);
+            if (v == 0) {
+                if (l == top)
+                    return CLHEAP_BM_FAIL; /* nothing set anywhere */
+                clheap_bm_clear_above(h, desc, l, index);
+                break; /* stale hint repaired: descend again */
+            }
+            if (l > 0u) {
+                index = index * 64u + clheap_ctz64(v);
+                l--;
+                continue;
+            }
+            while (v) {
+                clheap_u64 bit = v & (0 - v);
+                clheap_u64 old = clheap_and64(word, ~bit);
+                if (old & bit) {
+                    if (old == bit) {
+                        clheap_fence_full();
+                        clheap_bm_clear_above(h, desc, 0u, index);
+                    }
+                    return index * 64u + clheap_ctz64(bit);
+                }
+                v = old & ~(bit | (bit - 1u)); /* what is left above it */
+            }
+            break; /* the container emptied under us: descend again */
+        }
+    }
+    return CLHEAP_BM_FAIL;
+}
+
 /* The last resort of a search that would otherwise fail while bits may be set (random
  * descents lose races under heavy contention): visit up to max_containers level-0
  * containers in order from a rotated start and try every set bit. Bounded; immediate

@@ -11,7 +11,7 @@
 
 #define CLHEAP_UNIT 16u
 #define CLHEAP_MAGIC 0x50484c43u /* "CLHP" */
-#define CLHEAP_LAYOUT_VERSION 3u
+#define CLHEAP_LAYOUT_VERSION 4u
 
 /* Allocator kinds: the same numbers as enum clheap_allocator in <clheap/heap.h>. */
 #define CLHEAP_KIND_ATOMIC 1
@@ -63,6 +63,7 @@
 #define CLHEAP_HDR_BITMAP_FIRST 15  /* unit where the bitmap region starts */
 #define CLHEAP_HDR_SEGMENT_ORDER 9  /* TierAlloc: a segment is 2^S frames (cl/clheap_pages.h) */
 #define CLHEAP_HDR_HINT_SLOTS 26    /* TierAlloc: block hints per class (cl/clheap_tier.h) */
+#define CLHEAP_HDR_PAGES_SPLITTING 27 /* TierAlloc: whole segments being split now (0 between kernels) */
 /* Size classes (blocks): class c's slot bytes, frames per block, slots per block and
  * (TierAlloc) blocks per run, the unit its per-work-group-slot hints bump through. */
 #define CLHEAP_MAX_CLASSES 32

@@ -14,7 +14,8 @@
  *   P2  no two buddies (pieces 2i and 2i+1 of one order below S) are both free, except
  *       after a merge gave up under contention (bounded; the check counts such pairs in
  *       stale_hints and clheap_heap_repair merges them);
- *   P3  the bitmaps' upper levels are hints as in cl/clheap_bitmap.h.
+ *   P3  the bitmaps' upper levels are hints as in cl/clheap_bitmap.h;
+ *   P4  no split is counted as under way (CLHEAP_HDR_PAGES_SPLITTING is 0).
  *
  * Operations (no step waits for another work-item; every loop is bounded):
  *   take(m)   m <= 2^S: order k = ceil(log2 m); clear a bit of B_k, else of the lowest
@@ -50,6 +51,22 @@
 #endif
 #ifndef CLHEAP_PAGES_SWEEP
 #define CLHEAP_PAGES_SWEEP 256 /* containers a failing take sweeps per order (16384 pieces) */
+#endif
+#ifndef CLHEAP_PAGES_SPLITTERS
+#define CLHEAP_PAGES_SPLITTERS 4 /* whole segments split at once before the next are deferred... */
+#endif
+#ifndef CLHEAP_PAGES_SPLIT_SHARE
+#define CLHEAP_PAGES_SPLIT_SHARE 32 /* ...or 1/32 of the segments, if more */
+#endif
+#ifndef CLHEAP_PAGES_SPLIT_LOWEST
+/* 1: whole segments are split lowest first (no spurious NULL in the mixed burst on the
+ * H100); 0: at random, faster under contention (H100, 8 GiB heap: 2^20 x mixed 16 B -
+ * 4 KiB 0.77 ms instead of 1.19, 2^16 x 64 KiB 1.4 ms instead of 4.5) but 2 NULL of
+ * 277 in test_tier's mixed burst at 74% load. */
+#define CLHEAP_PAGES_SPLIT_LOWEST 1
+#endif
+#ifndef CLHEAP_PAGES_RUN_TRIES
+#define CLHEAP_PAGES_RUN_TRIES 8 /* scans for a run of segments (concurrent claims collide) */
 #endif
 #ifndef CLHEAP_PAGES_MERGE_TRIES
 #define CLHEAP_PAGES_MERGE_TRIES 16 /* a merge whose buddy keeps being taken gives up */
@@ -144,22 +161,41 @@ static CLHEAP_INLINE void clheap_pages_release_range(CLHEAP_GLOBAL clheap_u32 *h
 /* A piece of order k (its first frame), split from the lowest order that has one:
  * CLHEAP_PAGES_PASSES rounds of sampled searches over the orders (halves that others
  * split meanwhile are found), then one round that sweeps each order's bitmap, so that
- * losing races is not reported as a full heap. */
+ * losing races is not reported as a full heap.
+ * Whole segments are what large requests need, and a burst of requests that all find
+ * no smaller piece would each split one (measured on the H100: 277 requests of 16 B to
+ * 1 MiB split every segment of a 32 MiB pool, and the 1 MiB ones got NULL at 74%
+ * load). So a segment to split is the lowest free one (splits pack at the low end, long
+ * runs stay whole at the high end), and while CLHEAP_PAGES_SPLITTERS splits (or 1/32
+ * of the segments) are under way the others defer theirs to the last round, looking
+ * for the halves those leave first (bounded: the last round splits regardless). */
 static CLHEAP_INLINE clheap_u32 clheap_pages_take_order(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 k, clheap_u32 seed)
 {
     clheap_u32 top = h[CLHEAP_HDR_SEGMENT_ORDER];
+    CLHEAP_GLOBAL clheap_u32 *splitting = h + CLHEAP_HDR_PAGES_SPLITTING;
+    clheap_u32 share = h[clheap_pages_desc(h, top) + CLHEAP_BM_BITS] / CLHEAP_PAGES_SPLIT_SHARE;
+    clheap_u32 splitters = share > CLHEAP_PAGES_SPLITTERS ? share : CLHEAP_PAGES_SPLITTERS;
     for (clheap_u32 pass = 0; pass <= CLHEAP_PAGES_PASSES; pass++) {
         for (clheap_u32 o = k; o <= top; o++) {
             clheap_u32 desc = clheap_pages_desc(h, o), s = seed + pass * 0x2545F491u + o;
-            clheap_u32 pos = pass < CLHEAP_PAGES_PASSES ? clheap_bm_try_find_and_clear(h, desc, s)
-                                                        : clheap_bm_sweep(h, desc, s, CLHEAP_PAGES_SWEEP, 1);
-            if (pos == CLHEAP_BM_FAIL)
+            int split = o == top && k < top;
+            if (split && pass < CLHEAP_PAGES_PASSES && clheap_load32(splitting) >= splitters)
                 continue;
-            for (clheap_u32 j = o; j > k; j--) {
-                pos *= 2u;
-                clheap_bm_set_at(h, clheap_pages_desc(h, j - 1u), 0u, pos + 1u);
+            if (split)
+                clheap_add32(splitting, 1u);
+            clheap_u32 pos = split && CLHEAP_PAGES_SPLIT_LOWEST ? clheap_bm_take_lowest(h, desc)
+                             : pass < CLHEAP_PAGES_PASSES ? clheap_bm_try_find_and_clear(h, desc, s)
+                                                         : clheap_bm_sweep(h, desc, s, CLHEAP_PAGES_SWEEP, 1);
+            if (pos != CLHEAP_BM_FAIL) {
+                for (clheap_u32 j = o; j > k; j--) {
+                    pos *= 2u;
+                    clheap_bm_set_at(h, clheap_pages_desc(h, j - 1u), 0u, pos + 1u);
+                }
             }
-            return pos << k;
+            if (split)
+                clheap_add32(splitting, 0xFFFFFFFFu);
+            if (pos != CLHEAP_BM_FAIL)
+                return pos << k;
         }
     }
     return CLHEAP_BM_FAIL;
@@ -186,19 +222,21 @@ static CLHEAP_INLINE int clheap_pages_claim_run(CLHEAP_GLOBAL clheap_u32 *h, clh
     return 1;
 }
 
-/* Scans B_S's level 0 once, from container c0 round to the end of the pool (runs do not
- * wrap): the first free run of at least `count` segments if first_fit, else the
+/* Scans B_S's level 0 once, from segment `start` round to the end of the pool (runs do
+ * not wrap): the first free run of at least `count` segments if first_fit, else the
  * shortest such run (best fit keeps long runs for long requests). Returns its first
  * segment and its length in *length, or FAIL. */
 static CLHEAP_INLINE clheap_u32 clheap_pages_find_run(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc, clheap_u32 count,
-                                                      clheap_u32 c0, int first_fit, clheap_u32 *length)
+                                                      clheap_u32 start, int first_fit, clheap_u32 *length)
 {
-    clheap_u32 containers = (h[desc + CLHEAP_BM_BITS] + 63u) / 64u;
+    clheap_u32 containers = (h[desc + CLHEAP_BM_BITS] + 63u) / 64u, c0 = start / 64u;
+    clheap_u64 below = clheap_ones64(start % 64u); /* c0's bits before the start: scanned last */
     clheap_u32 run_start = 0, run = 0, best = CLHEAP_BM_FAIL, best_length = 0xffffffffu;
     for (clheap_u32 step = 0; step <= containers; step++) {
         clheap_u32 c = (c0 + step) % containers;
-        clheap_u64 v = step < containers ? clheap_load64(clheap_bm_container(h, desc, 0u, c)) : 0u;
-        if (c == 0u || step == containers) { /* the pool's end (or the scan's) ends a run */
+        clheap_u64 v = clheap_load64(clheap_bm_container(h, desc, 0u, c));
+        v = step == 0u ? v & ~below : step == containers ? v & below : v; /* c0 is split in two */
+        if (c == 0u) { /* the pool's end ends a run */
             if (run >= count && run < best_length) {
                 best = run_start;
                 best_length = run;
@@ -227,25 +265,41 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_find_run(CLHEAP_GLOBAL clheap_u32 *
             }
         }
     }
+    if (run >= count && run < best_length) { /* a run reaching the scan's last bit */
+        best = run_start;
+        best_length = run;
+    }
     *length = best_length;
     return best;
 }
 
 /* The first segment of a run of `count` free segments, or FAIL: the best fit, then (if
- * a concurrent request took part of it) first fits from rotated starts, so that
- * concurrent requests spread. At most 3 scans of segments / 64 loads, and the claims. */
+ * a concurrent request took part of it) first fits from random starts, so that
+ * concurrent requests spread (a start inside a free stretch claims from there). Starts
+ * and claims are aligned to the largest power of two <= count where the stretch
+ * allows, so that concurrent claims in one stretch leave no gaps too short for the
+ * next. At most CLHEAP_PAGES_RUN_TRIES scans of segments / 64 loads, and the claims. */
 static CLHEAP_INLINE clheap_u32 clheap_pages_take_segments(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 count,
                                                            clheap_u32 seed)
 {
     clheap_u32 desc = clheap_pages_desc(h, h[CLHEAP_HDR_SEGMENT_ORDER]);
-    clheap_u32 bits = h[desc + CLHEAP_BM_BITS], containers = (bits + 63u) / 64u;
+    clheap_u32 bits = h[desc + CLHEAP_BM_BITS];
     if (count > bits)
         return CLHEAP_BM_FAIL;
-    for (clheap_u32 attempt = 0; attempt < 3u; attempt++) {
-        clheap_u32 length, c0 = attempt ? clheap_hash32(seed + attempt * 0x9E3779B9u) % containers : 0u;
-        clheap_u32 first = clheap_pages_find_run(h, desc, count, c0, attempt != 0u, &length);
-        if (first == CLHEAP_BM_FAIL)
+    clheap_u32 align = 1u;
+    while (align <= count / 2u)
+        align *= 2u;
+    for (clheap_u32 attempt = 0; attempt < CLHEAP_PAGES_RUN_TRIES; attempt++) {
+        clheap_u32 length, start = attempt ? clheap_hash32(seed + attempt * 0x9E3779B9u) % bits / align * align : 0u;
+        clheap_u32 first = clheap_pages_find_run(h, desc, count, start, attempt != 0u, &length);
+        if (first == CLHEAP_BM_FAIL) {
+            if (attempt)
+                continue; /* nothing after this start: another start, or the best fit again */
             return first;
+        }
+        clheap_u32 aligned = (first + align - 1u) / align * align;
+        if (aligned + count <= first + length)
+            first = aligned;
         if (clheap_pages_claim_run(h, desc, first, count))
             return first;
     }

@@ -178,6 +178,8 @@ static clheap_status walk_pages(const uint32_t *w, uint8_t *free_map, clheap_hea
     uint32_t top = w[CLHEAP_HDR_SEGMENT_ORDER], frames = w[CLHEAP_HDR_FRAME_COUNT];
     if (top < 6 || top > 12 || (frames >> top) == 0 || frames % (1u << top))
         return clheap_report_violation(what, len, "segment order %u does not fit %u frames", top, frames);
+    if (w[CLHEAP_HDR_PAGES_SPLITTING])
+        return clheap_report_violation(what, len, "%u segment splits still counted", w[CLHEAP_HDR_PAGES_SPLITTING]);
     for (uint32_t o = 0; o <= top; o++) {
         uint32_t desc = pages_desc(w, o);
         uint64_t bits = w[desc + CLHEAP_BM_BITS];
