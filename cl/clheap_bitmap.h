@@ -134,16 +134,24 @@ static CLHEAP_INLINE int clheap_bm_try_set(CLHEAP_GLOBAL clheap_u32 *h, clheap_u
     return !((clheap_bm_set_at(h, desc, 0u, pos) >> (pos & 63u)) & 1u);
 }
 
+/* Clears the bits of mask in level-0 container c with one AND and returns the value it
+ * found; if that took exactly the container's last bits, clears its bit above. */
+static CLHEAP_INLINE clheap_u64 clheap_bm_clear_bits(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc, clheap_u32 c,
+                                                     clheap_u64 mask)
+{
+    clheap_u64 old = clheap_and64(clheap_bm_container(h, desc, 0u, c), ~mask);
+    if (old == mask) {
+        clheap_fence_full();
+        clheap_bm_clear_above(h, desc, 0u, c);
+    }
+    return old;
+}
+
 /* Clears bit pos; returns 1 if this call changed it from 1. */
 static CLHEAP_INLINE int clheap_bm_try_clear(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc, clheap_u32 pos)
 {
     clheap_u64 bit = (clheap_u64)1 << (pos & 63u);
-    clheap_u64 old = clheap_and64(clheap_bm_container(h, desc, 0u, pos >> 6), ~bit);
-    if (old == bit) {
-        clheap_fence_full();
-        clheap_bm_clear_above(h, desc, 0u, pos >> 6);
-    }
-    return (old & bit) != 0;
+    return (clheap_bm_clear_bits(h, desc, pos >> 6, bit) & bit) != 0;
 }
 
 static CLHEAP_INLINE int clheap_bm_get(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc, clheap_u32 pos)
@@ -211,8 +219,7 @@ static CLHEAP_INLINE clheap_u32 clheap_bm_take_lowest(CLHEAP_GLOBAL clheap_u32 *
     for (clheap_u32 attempt = 0; attempt < CLHEAP_BM_FIND_TRIES; attempt++) {
         clheap_u32 index = 0, l = top;
         for (;;) {
-            CLHEAP_GLOBAL clheap_u64 *word = clheap_bm_container(h, desc, l, index);
-            clheap_u64 v = clheap_load64(word);
+            clheap_u64 v = clheap_load64(clheap_bm_container(h, desc, l, index));
             if (v == 0) {
                 if (l == top)
                     return CLHEAP_BM_FAIL; /* nothing set anywhere */
@@ -226,14 +233,9 @@ static CLHEAP_INLINE clheap_u32 clheap_bm_take_lowest(CLHEAP_GLOBAL clheap_u32 *
             }
             while (v) {
                 clheap_u64 bit = v & (0 - v);
-                clheap_u64 old = clheap_and64(word, ~bit);
-                if (old & bit) {
-                    if (old == bit) {
-                        clheap_fence_full();
-                        clheap_bm_clear_above(h, desc, 0u, index);
-                    }
+                clheap_u64 old = clheap_bm_clear_bits(h, desc, index, bit);
+                if (old & bit)
                     return index * 64u + clheap_ctz64(bit);
-                }
                 v = old & ~(bit | (bit - 1u)); /* what is left above it */
             }
             break; /* the container emptied under us: descend again */

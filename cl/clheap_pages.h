@@ -92,14 +92,9 @@ static CLHEAP_INLINE clheap_u32 clheap_ceil_log2(clheap_u32 m)
 static CLHEAP_INLINE int clheap_pages_take_bits(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc, clheap_u32 c,
                                                 clheap_u64 mask)
 {
-    clheap_u64 old = clheap_and64(clheap_bm_container(h, desc, 0u, c), ~mask);
-    if ((old & mask) == mask) {
-        if ((old & ~mask) == 0) {
-            clheap_fence_full();
-            clheap_bm_clear_above(h, desc, 0u, c);
-        }
+    clheap_u64 old = clheap_bm_clear_bits(h, desc, c, mask);
+    if ((old & mask) == mask)
         return 1;
-    }
     if (old & mask)
         clheap_bm_put_bits(h, desc, c, old & mask);
     return 0;
@@ -119,13 +114,8 @@ static CLHEAP_INLINE void clheap_pages_release(CLHEAP_GLOBAL clheap_u32 *h, clhe
         clheap_u64 v = clheap_bm_set_at(h, desc, 0u, index) | bit;
         if (!(v & buddy))
             return; /* the buddy is in use (or past the pool's end): a free piece now */
-        CLHEAP_GLOBAL clheap_u64 *word = clheap_bm_container(h, desc, 0u, index >> 6);
-        clheap_u64 old = clheap_and64(word, ~pair);
+        clheap_u64 old = clheap_bm_clear_bits(h, desc, index >> 6, pair);
         if ((old & pair) == pair) { /* merged: the parent piece is ours */
-            if ((old & ~pair) == 0) {
-                clheap_fence_full();
-                clheap_bm_clear_above(h, desc, 0u, index >> 6);
-            }
             o++;
             index >>= 1;
             tries = 0;
