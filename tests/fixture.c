@@ -1,7 +1,12 @@
 #include "fixture.h"
 
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+
+#include <cmocka.h>
 
 int cl_fixture_open(cl_fixture *f)
 {
@@ -27,6 +32,23 @@ void cl_fixture_close(cl_fixture *f)
     if (f->context)
         clReleaseContext(f->context);
     memset(f, 0, sizeof *f);
+}
+
+void assert_heap_sound(clheap_heap *heap, const char *label)
+{
+    char what[256];
+    clheap_status status = clheap_heap_check(heap, what, sizeof what);
+    if (status != CLHEAP_SUCCESS)
+        fail_msg("%s%sheap check: %s (%s)", label ? label : "", label ? ": " : "", what,
+                 clheap_status_string(status));
+}
+
+int reset_and_check_heap(clheap_heap *heap, cl_command_queue queue)
+{
+    if (clheap_heap_reset(heap) != CLHEAP_SUCCESS || clFinish(queue) != CL_SUCCESS)
+        return -1;
+    char what[256];
+    return clheap_heap_check(heap, what, sizeof what) == CLHEAP_SUCCESS ? 0 : -1;
 }
 
 static size_t buffer_size(cl_mem buffer)

@@ -19,6 +19,13 @@ typedef struct cl_fixture {
 int cl_fixture_open(cl_fixture *f);
 void cl_fixture_close(cl_fixture *f);
 
+/* Fails the current test (cmocka) if clheap_heap_check finds a violation; the message
+ * starts with `label` when it is not NULL. */
+void assert_heap_sound(clheap_heap *heap, const char *label);
+
+/* A cmocka setup step: resets the heap, waits for it and checks it. 0 if sound. */
+int reset_and_check_heap(clheap_heap *heap, cl_command_queue queue);
+
 /* A driver around the real OpenCL calls. It counts calls, refuses a probe when the
  * bytes made resident would exceed device_budget (0: unlimited) — the way a lazily
  * allocating driver reports out-of-memory — and can fail every create with a forced

@@ -101,10 +101,7 @@ enum { HEAP_BYTES = 8 << 20, LOCAL = 64 };
 
 static void assert_heap_ok(blocks_test *t)
 {
-    char what[256];
-    clheap_status status = clheap_heap_check(t->heap, what, sizeof what);
-    if (status != CLHEAP_SUCCESS)
-        fail_msg("heap check: %s (%s)", what, clheap_status_string(status));
+    assert_heap_sound(t->heap, NULL);
 }
 
 static cl_kernel kernel(blocks_test *t, const char *name)

@@ -124,11 +124,7 @@ static cl_uint largest_request(clheap_allocator a)
 
 static void assert_heap_ok(heap_test *t)
 {
-    char what[256];
-    clheap_status status = clheap_heap_check(t->heap, what, sizeof what);
-    if (status != CLHEAP_SUCCESS)
-        fail_msg("%s: heap check: %s (%s)", clheap_allocator_name(t->allocator), what,
-                 clheap_status_string(status));
+    assert_heap_sound(t->heap, clheap_allocator_name(t->allocator));
 }
 
 static cl_mem make_buffer(heap_test *t, size_t bytes)
@@ -301,10 +297,7 @@ static int group_teardown(void **state)
 static int reset_heap(void **state)
 {
     heap_test *t = *state;
-    if (clheap_heap_reset(t->heap) != CLHEAP_SUCCESS || clFinish(t->cl.queue) != CL_SUCCESS)
-        return -1;
-    char what[256];
-    return clheap_heap_check(t->heap, what, sizeof what) == CLHEAP_SUCCESS ? 0 : -1;
+    return reset_and_check_heap(t->heap, t->cl.queue);
 }
 
 /* ---- tests --------------------------------------------------------------------------- */

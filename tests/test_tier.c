@@ -74,10 +74,7 @@ enum { HEAP_BYTES = 32 << 20, LOCAL = 64 };
 
 static void assert_heap_ok(tier_test *t)
 {
-    char what[256];
-    clheap_status status = clheap_heap_check(t->heap, what, sizeof what);
-    if (status != CLHEAP_SUCCESS)
-        fail_msg("heap check: %s (%s)", what, clheap_status_string(status));
+    assert_heap_sound(t->heap, NULL);
 }
 
 static clheap_heap_stats stats_of(tier_test *t)
@@ -283,10 +280,7 @@ static int group_teardown(void **state)
 static int reset_heap(void **state)
 {
     tier_test *t = *state;
-    if (clheap_heap_reset(t->heap) != CLHEAP_SUCCESS || clFinish(t->cl.queue) != CL_SUCCESS)
-        return -1;
-    char what[256];
-    return clheap_heap_check(t->heap, what, sizeof what) == CLHEAP_SUCCESS ? 0 : -1;
+    return reset_and_check_heap(t->heap, t->cl.queue);
 }
 
 /* ---- tests ------------------------------------------------------------------------ */
