@@ -159,32 +159,44 @@ static CLHEAP_INLINE int clheap_bm_get(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 d
     return (int)((clheap_load64(clheap_bm_container(h, desc, 0u, pos >> 6)) >> (pos & 63u)) & 1u);
 }
 
-/* Descends from the top to a level-0 container that had a set bit, choosing among set
- * bits by rotating with `seed` (DynaSOAr's bitmap rotation, so that work-items spread
- * over containers). Returns the container index at level 0 and its value, or FAIL.
- * Empty containers met on the way are repaired. Bounded by CLHEAP_BM_FIND_TRIES. */
+#define CLHEAP_BM_STALE (CLHEAP_BM_FAIL - 1u) /* a descent met a stale hint (and repaired it) */
+
+/* One descent from the top to a level-0 container that had a set bit, taking at each
+ * level the first set bit at or after that level's 6 bits of r (r = 0: the lowest).
+ * Returns the container index at level 0 and its value; FAIL if the bitmap is empty;
+ * STALE if it met an empty container under a set bit, whose hint it repaired. */
+static CLHEAP_INLINE clheap_u32 clheap_bm_descend(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc, clheap_u32 r,
+                                                  clheap_u64 *value)
+{
+    clheap_u32 top = h[desc + CLHEAP_BM_LEVELS] - 1u, index = 0;
+    for (clheap_u32 l = top;; l--) {
+        clheap_u64 v = clheap_load64(clheap_bm_container(h, desc, l, index));
+        if (v == 0) {
+            if (l == top)
+                return CLHEAP_BM_FAIL; /* nothing set anywhere */
+            clheap_bm_clear_above(h, desc, l, index);
+            return CLHEAP_BM_STALE;
+        }
+        if (l == 0) {
+            *value = v;
+            return index;
+        }
+        index = index * 64u + clheap_pick_bit(v, r >> ((l * 6u) & 31u));
+    }
+}
+
+/* Descends to a level-0 container that had a set bit, choosing among set bits by
+ * rotating with `seed` (DynaSOAr's bitmap rotation, so that work-items spread over
+ * containers). Returns the container index at level 0 and its value, or FAIL. Stale
+ * hints met on the way are repaired and the descent tried again, at most
+ * CLHEAP_BM_FIND_TRIES times. */
 static CLHEAP_INLINE clheap_u32 clheap_bm_find_container(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc,
                                                          clheap_u32 seed, clheap_u64 *value)
 {
-    clheap_u32 top = h[desc + CLHEAP_BM_LEVELS] - 1u;
     for (clheap_u32 attempt = 0; attempt < CLHEAP_BM_FIND_TRIES; attempt++) {
-        clheap_u32 index = 0, l = top;
-        clheap_u32 r = clheap_hash32(seed + attempt * 0x9E3779B9u);
-        for (;;) {
-            clheap_u64 v = clheap_load64(clheap_bm_container(h, desc, l, index));
-            if (v == 0) {
-                if (l == top)
-                    return CLHEAP_BM_FAIL; /* nothing set anywhere */
-                clheap_bm_clear_above(h, desc, l, index);
-                break; /* stale hint repaired: descend again */
-            }
-            if (l == 0) {
-                *value = v;
-                return index;
-            }
-            index = index * 64u + clheap_pick_bit(v, r >> ((l * 6u) & 31u));
-            l--;
-        }
+        clheap_u32 c = clheap_bm_descend(h, desc, clheap_hash32(seed + attempt * 0x9E3779B9u), value);
+        if (c != CLHEAP_BM_STALE)
+            return c;
     }
     return CLHEAP_BM_FAIL;
 }
@@ -215,31 +227,21 @@ static CLHEAP_INLINE clheap_u32 clheap_bm_try_find_and_clear(CLHEAP_GLOBAL clhea
  * which are left. Returns its position, or FAIL after bounded tries. */
 static CLHEAP_INLINE clheap_u32 clheap_bm_take_lowest(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc)
 {
-    clheap_u32 top = h[desc + CLHEAP_BM_LEVELS] - 1u;
     for (clheap_u32 attempt = 0; attempt < CLHEAP_BM_FIND_TRIES; attempt++) {
-        clheap_u32 index = 0, l = top;
-        for (;;) {
-            clheap_u64 v = clheap_load64(clheap_bm_container(h, desc, l, index));
-            if (v == 0) {
-                if (l == top)
-                    return CLHEAP_BM_FAIL; /* nothing set anywhere */
-                clheap_bm_clear_above(h, desc, l, index);
-                break; /* stale hint repaired: descend again */
-            }
-            if (l > 0u) {
-                index = index * 64u + clheap_ctz64(v);
-                l--;
-                continue;
-            }
-            while (v) {
-                clheap_u64 bit = v & (0 - v);
-                clheap_u64 old = clheap_bm_clear_bits(h, desc, index, bit);
-                if (old & bit)
-                    return index * 64u + clheap_ctz64(bit);
-                v = old & ~(bit | (bit - 1u)); /* what is left above it */
-            }
-            break; /* the container emptied under us: descend again */
+        clheap_u64 v;
+        clheap_u32 index = clheap_bm_descend(h, desc, 0u, &v);
+        if (index == CLHEAP_BM_FAIL)
+            return index;
+        if (index == CLHEAP_BM_STALE)
+            continue; /* stale hint repaired: descend again */
+        while (v) {
+            clheap_u64 bit = v & (0 - v);
+            clheap_u64 old = clheap_bm_clear_bits(h, desc, index, bit);
+            if (old & bit)
+                return index * 64u + clheap_ctz64(bit);
+            v = old & ~(bit | (bit - 1u)); /* what is left above it */
         }
+        /* the container emptied under us: descend again */
     }
     return CLHEAP_BM_FAIL;
 }
