@@ -107,8 +107,18 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_open_run(CLHEAP_GLOBAL clheap_u32 *h
         clheap_store32(header + CLHEAP_BLOCK_WORD_CLASS, c + 1u);
     }
     clheap_fence_release(); /* headers before the blocks are listed or their slots handed out */
-    for (clheap_u32 b = run; b < run + blocks * frames; b += frames)
-        clheap_bm_try_set(h, CLHEAP_BM_ALLOCATED(c), b);
+    /* One OR per container lists the blocks (a run is a buddy piece of at most 64
+     * frames, so one OR unless the pool is too small for pieces): 64 dependent ORs made
+     * the opener, and the requests that fall back while it works, wait on its latency. */
+    clheap_u64 listed = 0;
+    for (clheap_u32 b = run; b < run + blocks * frames; b += frames) {
+        listed |= (clheap_u64)1 << (b & 63u);
+        clheap_u32 next = b + frames;
+        if (next >= run + blocks * frames || next >> 6 != b >> 6) {
+            clheap_bm_put_bits(h, CLHEAP_BM_ALLOCATED(c), b >> 6, listed);
+            listed = 0;
+        }
+    }
     return run;
 }
 
