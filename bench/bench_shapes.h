@@ -16,11 +16,15 @@
 #define BENCH_HD
 #endif
 
+/* A timed run starts from the state the previous run's frees left ("warm", the default:
+ * what a program that keeps its heap sees, and what Gallatin's instance sees), or from a
+ * freshly initialised heap ("cold", --cold). Bump allocators, which cannot free, always
+ * start cold. The CSV's last column says which. */
 #define BENCH_MIXED_4K 0u
 #define BENCH_MIXED_1M 1u
 #define BENCH_THROUGHPUT_COLUMNS                                                                  \
     "allocator,work_items,bytes,malloc_median_s,malloc_min_s,malloc_max_s,free_median_s,mallocs_per_s," \
-    "frees_per_s,nulls,runs"
+    "frees_per_s,nulls,runs,start"
 
 BENCH_HD static inline uint32_t bench_hash(uint32_t x)
 {

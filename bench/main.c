@@ -1,5 +1,5 @@
 /* clheap-bench: the papers' allocator tests on any OpenCL device.
- * Usage: clheap-bench [--quick] [--runs N] [--csv DIR] [--only ALLOCATOR[,...]] [--heap-mib N] [TEST...]
+ * Usage: clheap-bench [--quick] [--cold] [--runs N] [--csv DIR] [--only ALLOCATOR[,...]] [--heap-mib N] [TEST...]
  * Tests: cache, throughput, registers, papers (AD, ACD, P), linux, oom. No test named: all. */
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +23,7 @@ enum { TEST_COUNT = sizeof tests / sizeof tests[0] };
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: clheap-bench [--quick] [--runs N] [--csv DIR] [--only ALLOCATOR[,...]] [--heap-mib N] "
+    fprintf(stderr, "usage: clheap-bench [--quick] [--cold] [--runs N] [--csv DIR] [--only ALLOCATOR[,...]] [--heap-mib N] "
                     "[TEST...]\ntests:");
     for (int i = 0; i < TEST_COUNT; i++)
         fprintf(stderr, " %s", tests[i].name);
@@ -41,6 +41,8 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) {
             env.quick = 1;
+        } else if (strcmp(argv[i], "--cold") == 0) {
+            env.cold = 1;
         } else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
             env.runs = atoi(argv[++i]);
         } else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc) {

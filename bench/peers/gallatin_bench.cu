@@ -3,13 +3,14 @@
  * harness is clheap's own; Gallatin's header-only source is fetched at run time and
  * never committed (CMake builds this only when given -DCLHEAP_GALLATIN_DIR).
  *
- *   gallatin-bench [--quick] [--runs N] [--csv DIR] [--heap-mib N]
+ *   gallatin-bench [--quick] [--cold] [--runs N] [--csv DIR] [--heap-mib N]
  *
  * Same shapes as clheap-bench throughput (bench/bench_shapes.h): every work-item
  * mallocs and stamps its first word, the pointers are read back and proven disjoint,
  * then every work-item checks its stamp and frees. Times are CUDA events around each
  * kernel; the median of N runs after one warm-up. One Gallatin instance per shape,
- * reused by its runs (clheap resets its heap before each run instead). Writes
+ * reused by its runs ("warm", as clheap-bench reuses its heap), or with --cold a new
+ * instance for every run (as clheap-bench --cold resets its heap). Writes
  * DIR/throughput-gallatin.csv with the columns of clheap's throughput.csv. */
 #include <gallatin/allocators/gallatin.cuh>
 
@@ -84,12 +85,14 @@ static double median(std::vector<double> v)
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
-    int quick = 0, runs = 5;
+    int quick = 0, runs = 5, cold = 0;
     const char *csv_dir = NULL;
     uint64_t heap_bytes = 8ull << 30;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick"))
             quick = 1;
+        else if (!strcmp(argv[i], "--cold"))
+            cold = 1;
         else if (!strcmp(argv[i], "--runs") && i + 1 < argc)
             runs = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--csv") && i + 1 < argc)
@@ -97,7 +100,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--heap-mib") && i + 1 < argc)
             heap_bytes = strtoull(argv[++i], NULL, 10) << 20;
         else {
-            fprintf(stderr, "usage: gallatin-bench [--quick] [--runs N] [--csv DIR] [--heap-mib N]\n");
+            fprintf(stderr, "usage: gallatin-bench [--quick] [--cold] [--runs N] [--csv DIR] [--heap-mib N]\n");
             return 2;
         }
     }
@@ -105,8 +108,8 @@ int main(int argc, char **argv)
         return 2;
     cudaDeviceProp prop;
     CHECK(cudaGetDeviceProperties(&prop, 0));
-    printf("gallatin-bench on %s, heap %llu MiB, median of %d runs\n", prop.name,
-           (unsigned long long)(heap_bytes >> 20), runs);
+    printf("gallatin-bench on %s, heap %llu MiB, median of %d runs, %s\n", prop.name,
+           (unsigned long long)(heap_bytes >> 20), runs, cold ? "a new instance each" : "one instance per shape");
     FILE *csv = NULL;
     if (csv_dir) {
         char path[1024];
@@ -142,6 +145,11 @@ int main(int argc, char **argv)
             int bad = 0;
             unsigned blocks = (n + 255) / 256;
             for (int run = 0; run <= runs; run++) { /* run 0: warm-up */
+                if (cold && run > 0) {
+                    allocator_type::free_on_device(a);
+                    a = allocator_type::generate_on_device(heap_bytes, 42 + run, false);
+                    CHECK(cudaDeviceSynchronize());
+                }
                 cudaEventRecord(e0);
                 malloc_kernel<<<blocks, 256>>>(a, ptrs, n, shape);
                 cudaEventRecord(e1);
@@ -179,8 +187,8 @@ int main(int argc, char **argv)
                 printf("  %-16s %9u %8s %12.3f %12.3f %14.3e %14.3e %8ld\n", "Gallatin", n, bytes_text, m * 1e3,
                        f * 1e3, n / m, n / f, nulls);
                 if (csv)
-                    fprintf(csv, "%s,%u,%s,%.9f,%.9f,%.9f,%.9f,%.6e,%.6e,%ld,%d\n", "Gallatin", n, bytes_text, m, m_min,
-                            m_max, f, n / m, n / f, nulls, runs);
+                    fprintf(csv, "%s,%u,%s,%.9f,%.9f,%.9f,%.9f,%.6e,%.6e,%ld,%d,%s\n", "Gallatin", n, bytes_text, m,
+                            m_min, m_max, f, n / m, n / f, nulls, runs, cold ? "cold" : "warm");
             }
             cudaEventDestroy(e0);
             cudaEventDestroy(e1);
