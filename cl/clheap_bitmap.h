@@ -161,10 +161,23 @@ static CLHEAP_INLINE int clheap_bm_get(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 d
 
 #define CLHEAP_BM_STALE (CLHEAP_BM_FAIL - 1u) /* a descent met a stale hint (and repaired it) */
 
+/* The highest set bit of v (v != 0). */
+static CLHEAP_INLINE clheap_u32 clheap_msb64(clheap_u64 v)
+{
+#ifdef __OPENCL_C_VERSION__
+    return 63u - (clheap_u32)clz(v);
+#else
+    return 63u - (clheap_u32)__builtin_clzll(v);
+#endif
+}
+
+#define CLHEAP_BM_HIGHEST 0xFFFFFFFFu /* clheap_bm_descend's r: the highest set bit at each level */
+
 /* One descent from the top to a level-0 container that had a set bit, taking at each
- * level the first set bit at or after that level's 6 bits of r (r = 0: the lowest).
- * Returns the container index at level 0 and its value; FAIL if the bitmap is empty;
- * STALE if it met an empty container under a set bit, whose hint it repaired. */
+ * level the first set bit at or after that level's 6 bits of r (r = 0: the lowest;
+ * CLHEAP_BM_HIGHEST: the highest). Returns the container index at level 0 and its
+ * value; FAIL if the bitmap is empty; STALE if it met an empty container under a set
+ * bit, whose hint it repaired. */
 static CLHEAP_INLINE clheap_u32 clheap_bm_descend(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc, clheap_u32 r,
                                                   clheap_u64 *value)
 {
@@ -181,7 +194,7 @@ static CLHEAP_INLINE clheap_u32 clheap_bm_descend(CLHEAP_GLOBAL clheap_u32 *h, c
             *value = v;
             return index;
         }
-        index = index * 64u + clheap_pick_bit(v, r >> ((l * 6u) & 31u));
+        index = index * 64u + (r == CLHEAP_BM_HIGHEST ? clheap_msb64(v) : clheap_pick_bit(v, r >> ((l * 6u) & 31u)));
     }
 }
 
@@ -222,24 +235,31 @@ static CLHEAP_INLINE clheap_u32 clheap_bm_try_find_and_clear(CLHEAP_GLOBAL clhea
     return CLHEAP_BM_FAIL;
 }
 
-/* Finds the lowest set bit it can and clears it (first fit): descends by the lowest set
- * bit of each level, then tries that container's bits from the lowest, each AND telling
- * which are left. Returns its position, or FAIL after bounded tries. */
-static CLHEAP_INLINE clheap_u32 clheap_bm_take_lowest(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc)
+/* Clears a set bit at one end of the bitmap (highest = 0: the low end, 1: the high end):
+ * descends by the lowest (highest) set bit of each level, then tries the level-0
+ * container's set bits, each AND telling which are left. With `spread` 0 it takes the
+ * container's lowest (highest) bit: exact first fit from that end. With spread 1 it
+ * starts at a bit chosen by seed, so that concurrent takers spread over the container's
+ * 64 bits instead of queueing on one, while staying at that end. Returns its position,
+ * or FAIL after bounded tries. */
+static CLHEAP_INLINE clheap_u32 clheap_bm_take_end(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc, int highest,
+                                                   int spread, clheap_u32 seed)
 {
     for (clheap_u32 attempt = 0; attempt < CLHEAP_BM_FIND_TRIES; attempt++) {
         clheap_u64 v;
-        clheap_u32 index = clheap_bm_descend(h, desc, 0u, &v);
+        clheap_u32 index = clheap_bm_descend(h, desc, highest ? CLHEAP_BM_HIGHEST : 0u, &v);
         if (index == CLHEAP_BM_FAIL)
             return index;
         if (index == CLHEAP_BM_STALE)
             continue; /* stale hint repaired: descend again */
-        while (v) {
-            clheap_u64 bit = v & (0 - v);
+        clheap_u32 r = clheap_hash32(seed + attempt * 0x9E3779B9u) >> 26;
+        for (clheap_u32 tries = 0; v && tries < 64u; tries++) { /* releases may refill v: bounded */
+            clheap_u32 b = spread ? clheap_pick_bit(v, r) : highest ? clheap_msb64(v) : clheap_ctz64(v);
+            clheap_u64 bit = (clheap_u64)1 << b;
             clheap_u64 old = clheap_bm_clear_bits(h, desc, index, bit);
             if (old & bit)
-                return index * 64u + clheap_ctz64(bit);
-            v = old & ~(bit | (bit - 1u)); /* what is left above it */
+                return index * 64u + b;
+            v = old & ~bit;
         }
         /* the container emptied under us: descend again */
     }

@@ -19,8 +19,8 @@
  *
  * Operations (no step waits for another work-item; every loop is bounded):
  *   take(m)   m <= 2^S: order k = ceil(log2 m); clear a bit of B_k, else of the lowest
- *             B_o (o > k) that has one, splitting it down: the right half at each order
- *             j in o-1..k is set free in B_j (its buddy, the left half, is ours, so it
+ *             B_o (o > k) that has one, splitting it down: at each order j in o-1..k
+ *             one half is set free in B_j (its buddy, the other half, is ours, so it
  *             cannot merge). Linearisation point: the atomic AND that clears the bit.
  *             m > 2^S: a run of ceil(m / 2^S) set bits of B_S, possibly across 64-bit
  *             containers, taken by one AND per container in address order; an AND that
@@ -58,12 +58,16 @@
 #ifndef CLHEAP_PAGES_SPLIT_SHARE
 #define CLHEAP_PAGES_SPLIT_SHARE 32 /* ...or 1/32 of the segments, if more */
 #endif
-#ifndef CLHEAP_PAGES_SPLIT_LOWEST
-/* 1: whole segments are split lowest first (no spurious NULL in the mixed burst on the
- * H100); 0: at random, faster under contention (H100, 8 GiB heap: 2^20 x mixed 16 B -
- * 4 KiB 0.77 ms instead of 1.19, 2^16 x 64 KiB 1.4 ms instead of 4.5) but 2 NULL of
- * 277 in test_tier's mixed burst at 74% load. */
-#define CLHEAP_PAGES_SPLIT_LOWEST 1
+#ifndef CLHEAP_PAGES_BY_ENDS
+/* 1: pieces of up to 2^CLHEAP_PAGES_LOW_ORDER frames are taken from the pool's low end,
+ * larger ones from its high end (see take_order); 0: anywhere, at random: faster under
+ * contention, but under churn small blocks land in every region and large requests find
+ * no whole piece (H100, test_stress, 2^20 work-items, 16 GiB heap: 84,059 NULL for
+ * 256 KiB - 2 MiB requests with at most 48% of the pool live). */
+#define CLHEAP_PAGES_BY_ENDS 1
+#endif
+#ifndef CLHEAP_PAGES_LOW_ORDER
+#define CLHEAP_PAGES_LOW_ORDER 6 /* 64 frames: every block and run, large requests to 64 KiB */
 #endif
 #ifndef CLHEAP_PAGES_RUN_TRIES
 #define CLHEAP_PAGES_RUN_TRIES 8 /* scans for a run of segments (concurrent claims collide) */
@@ -149,22 +153,29 @@ static CLHEAP_INLINE void clheap_pages_release_range(CLHEAP_GLOBAL clheap_u32 *h
 }
 
 /* A piece of order k (its first frame), split from the lowest order that has one:
- * CLHEAP_PAGES_PASSES rounds of sampled searches over the orders (halves that others
- * split meanwhile are found), then one round that sweeps each order's bitmap, so that
- * losing races is not reported as a full heap.
- * Whole segments are what large requests need, and a burst of requests that all find
- * no smaller piece would each split one (measured on the H100: 277 requests of 16 B to
- * 1 MiB split every segment of a 32 MiB pool, and the 1 MiB ones got NULL at 74%
- * load). So a segment to split is the lowest free one (splits pack at the low end, long
- * runs stay whole at the high end), and while CLHEAP_PAGES_SPLITTERS splits (or 1/32
- * of the segments) are under way the others defer theirs to the last round, looking
- * for the halves those leave first (bounded: the last round splits regardless). */
+ * CLHEAP_PAGES_PASSES rounds of searches over the orders (halves that others split
+ * meanwhile are found), then one round that sweeps each order's bitmap, so that losing
+ * races is not reported as a full heap.
+ * Placement by size: small pieces (blocks, runs) from the low end of each order's
+ * bitmap, large ones from the high end, the whole segments they split likewise (exact
+ * first fit from that end; pieces below a segment from a random bit of the end's
+ * container, so that concurrent takers do not queue on one bit). Small long-lived
+ * pieces scattered over the pool leave no region whole for a large request
+ * (address-ordered first fit's lesson); at the ends, what is freed in the middle
+ * merges back into whole segments.
+ * A burst of requests that all find no smaller piece would each split a segment
+ * (measured on the H100: 277 requests of 16 B to 1 MiB split every segment of a 32 MiB
+ * pool, and the 1 MiB ones got NULL at 74% load), so while CLHEAP_PAGES_SPLITTERS
+ * splits (or 1/32 of the segments) are under way the others defer theirs to the last
+ * round, looking for the halves those leave first (bounded: the last round splits
+ * regardless). A split keeps the half on its end's side. */
 static CLHEAP_INLINE clheap_u32 clheap_pages_take_order(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 k, clheap_u32 seed)
 {
     clheap_u32 top = h[CLHEAP_HDR_SEGMENT_ORDER];
     CLHEAP_GLOBAL clheap_u32 *splitting = h + CLHEAP_HDR_PAGES_SPLITTING;
     clheap_u32 share = h[clheap_pages_desc(h, top) + CLHEAP_BM_BITS] / CLHEAP_PAGES_SPLIT_SHARE;
     clheap_u32 splitters = share > CLHEAP_PAGES_SPLITTERS ? share : CLHEAP_PAGES_SPLITTERS;
+    int high = CLHEAP_PAGES_BY_ENDS && k > CLHEAP_PAGES_LOW_ORDER;
     for (clheap_u32 pass = 0; pass <= CLHEAP_PAGES_PASSES; pass++) {
         for (clheap_u32 o = k; o <= top; o++) {
             clheap_u32 desc = clheap_pages_desc(h, o), s = seed + pass * 0x2545F491u + o;
@@ -173,13 +184,13 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_order(CLHEAP_GLOBAL clheap_u32
                 continue;
             if (split)
                 clheap_add32(splitting, 1u);
-            clheap_u32 pos = split && CLHEAP_PAGES_SPLIT_LOWEST ? clheap_bm_take_lowest(h, desc)
-                             : pass < CLHEAP_PAGES_PASSES ? clheap_bm_try_find_and_clear(h, desc, s)
-                                                         : clheap_bm_sweep(h, desc, s, CLHEAP_PAGES_SWEEP, 1);
+            clheap_u32 pos = pass == CLHEAP_PAGES_PASSES && !split ? clheap_bm_sweep(h, desc, s, CLHEAP_PAGES_SWEEP, 1)
+                             : CLHEAP_PAGES_BY_ENDS ? clheap_bm_take_end(h, desc, high, !split, s)
+                                                    : clheap_bm_try_find_and_clear(h, desc, s);
             if (pos != CLHEAP_BM_FAIL) {
-                for (clheap_u32 j = o; j > k; j--) {
-                    pos *= 2u;
-                    clheap_bm_set_at(h, clheap_pages_desc(h, j - 1u), 0u, pos + 1u);
+                for (clheap_u32 j = o; j > k; j--) { /* ours is the half on our end's side */
+                    pos = 2u * pos + (clheap_u32)high;
+                    clheap_bm_set_at(h, clheap_pages_desc(h, j - 1u), 0u, pos ^ 1u);
                 }
             }
             if (split)

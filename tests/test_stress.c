@@ -46,7 +46,7 @@ static const char *kernels =
     "}\n"
     "__kernel void churn(__global clheap_heap *heap, __global uint *units, __global uint *sizes,\n"
     "                    __global uint *born, __global uint *tally, uint count, uint round, uint seed,\n"
-    "                    uint max_bytes) {\n"
+    "                    uint max_bytes, __global uint *null_sizes) {\n"
     "    uint id = get_global_id(0);\n"
     "    if (id >= count) return;\n"
     "    uint r = clheap_hash32(id ^ clheap_hash32(seed + round * 0x632BE5ABu));\n"
@@ -71,6 +71,7 @@ static const char *kernels =
     "            born[id] = round;\n"
     "        } else {\n"
     "            nulls++;\n"
+    "            atomic_inc(null_sizes + 31u - clz(bytes));  /* by power of two of the size */\n"
     "        }\n"
     "    }\n"
     "    units[id] = unit;\n"
@@ -105,7 +106,7 @@ typedef struct stress {
     cl_program program;
     cl_kernel churn, drain;
     uint32_t count;
-    cl_mem units_buf, sizes_buf, born_buf, tally_buf;
+    cl_mem units_buf, sizes_buf, born_buf, tally_buf, null_sizes_buf;
     uint32_t *units, *sizes, *born;
     uint64_t *ranges;
 } stress;
@@ -248,6 +249,7 @@ static void random_mallocs_and_frees_keep_every_word(void **state)
     s->sizes_buf = zeroed_buffer(s, bytes);
     s->born_buf = zeroed_buffer(s, bytes);
     s->tally_buf = zeroed_buffer(s, 3 * bytes);
+    s->null_sizes_buf = zeroed_buffer(s, 32 * sizeof(uint32_t));
     s->units = malloc(bytes);
     s->sizes = malloc(bytes);
     s->born = malloc(bytes);
@@ -267,6 +269,8 @@ static void random_mallocs_and_frees_keep_every_word(void **state)
     }
     clSetKernelArg(s->churn, 7, sizeof seed, &seed);
     clSetKernelArg(s->churn, 8, sizeof max_bytes, &max_bytes);
+    clSetKernelArg(s->churn, 9, sizeof s->null_sizes_buf, &s->null_sizes_buf);
+    uint32_t null_sizes[32] = {0}, nulls_seen = 0, rounds_reported = 0;
 
     uint64_t ops = 0, live = 0, live_bytes = 0, most_live = 0, nulls_allowed_rounds = 0;
     cl_uint round = 0;
@@ -286,6 +290,16 @@ static void random_mallocs_and_frees_keep_every_word(void **state)
         for (uint32_t i = 0; i < s->count; i++)
             fresh_count += s->units[i] && s->born[i] == round;
         ops += live + fresh_count; /* every live allocation was freed; the granted mallocs */
+        assert_int_equal(clEnqueueReadBuffer(s->cl.queue, s->null_sizes_buf, CL_TRUE, 0, sizeof null_sizes,
+                                             null_sizes, 0, NULL, NULL),
+                         CL_SUCCESS);
+        uint32_t nulls_now = 0;
+        for (int b = 0; b < 32; b++)
+            nulls_now += null_sizes[b];
+        if (nulls_now > nulls_seen && rounds_reported++ < 8)
+            print_message("  round %u: %u NULL, at most %.1f%% of the pool live\n", round, nulls_now - nulls_seen,
+                          100.0 * (double)peak / (double)pool);
+        nulls_seen = nulls_now;
         live = live_now;
         live_bytes = bytes_now;
         if (round % check_every == 0) {
@@ -318,6 +332,9 @@ static void random_mallocs_and_frees_keep_every_word(void **state)
                   "<= %.1f%% of the pool\n",
                   clheap_allocator_name(current_allocator), s->count, round, (unsigned long long)all_ops,
                   (unsigned long long)nulls, (unsigned long long)bad_words, 100.0 * (double)most_live / (double)pool);
+    for (int b = 0; b < 32; b++)
+        if (null_sizes[b])
+            print_message("  NULL for %u B - %u B: %u\n", 1u << b, (2u << b) - 1u, null_sizes[b]);
     assert_int_equal(bad_words, 0);
     assert_true(all_ops >= target);
     assert_int_equal(e.double_free + e.free_not_chunk + e.free_unaligned + e.free_outside, 0);
@@ -333,6 +350,7 @@ static void random_mallocs_and_frees_keep_every_word(void **state)
     clReleaseMemObject(s->sizes_buf);
     clReleaseMemObject(s->born_buf);
     clReleaseMemObject(s->tally_buf);
+    clReleaseMemObject(s->null_sizes_buf);
     free(s->units);
     free(s->sizes);
     free(s->born);
