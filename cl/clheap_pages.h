@@ -66,6 +66,9 @@
  * 256 KiB - 2 MiB requests with at most 48% of the pool live). */
 #define CLHEAP_PAGES_BY_ENDS 1
 #endif
+#ifndef CLHEAP_PAGES_SPLIT_WINDOW
+#define CLHEAP_PAGES_SPLIT_WINDOW 8
+#endif
 #ifndef CLHEAP_PAGES_LOW_ORDER
 #define CLHEAP_PAGES_LOW_ORDER 6 /* 64 frames: every block and run, large requests to 64 KiB */
 #endif
@@ -176,6 +179,11 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_order(CLHEAP_GLOBAL clheap_u32
     clheap_u32 share = h[clheap_pages_desc(h, top) + CLHEAP_BM_BITS] / CLHEAP_PAGES_SPLIT_SHARE;
     clheap_u32 splitters = share > CLHEAP_PAGES_SPLITTERS ? share : CLHEAP_PAGES_SPLITTERS;
     int high = CLHEAP_PAGES_BY_ENDS && k > CLHEAP_PAGES_LOW_ORDER;
+    /* Whole segments are split from the end's container at random where it is at most
+     * 1/CLHEAP_PAGES_SPLIT_WINDOW of them: a burst of splitters then works on different
+     * segments instead of cascading down one (measured on the H100: exact first fit made
+     * 2^20 x 16 B 0.37 ms instead of 0.26), while small pools keep exact first fit. */
+    int spread_splits = h[clheap_pages_desc(h, top) + CLHEAP_BM_BITS] >= 64u * CLHEAP_PAGES_SPLIT_WINDOW;
     for (clheap_u32 pass = 0; pass <= CLHEAP_PAGES_PASSES; pass++) {
         for (clheap_u32 o = k; o <= top; o++) {
             clheap_u32 desc = clheap_pages_desc(h, o), s = seed + pass * 0x2545F491u + o;
@@ -185,7 +193,7 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_order(CLHEAP_GLOBAL clheap_u32
             if (split)
                 clheap_add32(splitting, 1u);
             clheap_u32 pos = pass == CLHEAP_PAGES_PASSES && !split ? clheap_bm_sweep(h, desc, s, CLHEAP_PAGES_SWEEP, 1)
-                             : CLHEAP_PAGES_BY_ENDS ? clheap_bm_take_end(h, desc, high, !split, s)
+                             : CLHEAP_PAGES_BY_ENDS ? clheap_bm_take_end(h, desc, high, !split || spread_splits, s)
                                                     : clheap_bm_try_find_and_clear(h, desc, s);
             if (pos != CLHEAP_BM_FAIL) {
                 for (clheap_u32 j = o; j > k; j--) { /* ours is the half on our end's side */
