@@ -11,7 +11,7 @@
 
 #define CLHEAP_UNIT 16u
 #define CLHEAP_MAGIC 0x50484c43u /* "CLHP" */
-#define CLHEAP_LAYOUT_VERSION 5u
+#define CLHEAP_LAYOUT_VERSION 4u
 
 /* Allocator kinds: the same numbers as enum clheap_allocator in <clheap/heap.h>. */
 #define CLHEAP_KIND_ATOMIC 1
@@ -92,12 +92,9 @@
 #define CLHEAP_BM_ACTIVE(c) CLHEAP_BM_DESC(2 + 2 * (c))
 #define CLHEAP_HDR_BITMAP_WORDS \
     (CLHEAP_HDR_BITMAPS + (1 + 2 * CLHEAP_MAX_CLASSES + CLHEAP_MAX_SEGMENT_ORDER) * CLHEAP_BM_DESC_WORDS)
-/* TierAlloc: per class, CLHEAP_HDR_HINT_SLOTS run hints of CLHEAP_HINT_WORDS words
- * (cl/clheap_tier.h): a 64-bit word, high half the run's first frame + 1 (0: none), low
- * half the slots handed out; then the spare run's first frame + 1 (0: none); one unused. */
+/* TierAlloc: per class, CLHEAP_HDR_HINT_SLOTS 64-bit run hints (cl/clheap_tier.h):
+ * high word the run's first frame + 1 (0: none), low word the slots handed out. */
 #define CLHEAP_HDR_HINT_FIRST ((CLHEAP_HDR_BITMAP_WORDS + 3) & ~3)
-#define CLHEAP_HINT_WORDS 4
-#define CLHEAP_HINT_SPARE 2
 
 /* Block header, one per frame (2 units, fixed offsets, the same in every block so a
  * stale reference always finds a header where it looks):

@@ -56,10 +56,6 @@ static CLHEAP_INLINE clheap_u64 clheap_xchg64(CLHEAP_GLOBAL clheap_u64 *p, clhea
 {
     return atom_xchg(p, v);
 }
-static CLHEAP_INLINE clheap_u32 clheap_xchg32(CLHEAP_GLOBAL clheap_u32 *p, clheap_u32 v)
-{
-    return atomic_xchg((volatile CLHEAP_GLOBAL clheap_u32 *)p, v);
-}
 /* Publish: everything written before is visible device-wide before what follows. */
 static CLHEAP_INLINE void clheap_fence_release(void) { write_mem_fence(CLK_GLOBAL_MEM_FENCE); }
 /* Consume: reads after this see what the publisher wrote before its release fence. */
@@ -126,10 +122,6 @@ static CLHEAP_INLINE clheap_u64 clheap_add64(clheap_u64 *p, clheap_u64 v)
 static CLHEAP_INLINE clheap_u64 clheap_xchg64(clheap_u64 *p, clheap_u64 v)
 {
     return atomic_exchange_explicit(CLHEAP_A64(p), v, memory_order_acq_rel);
-}
-static CLHEAP_INLINE clheap_u32 clheap_xchg32(clheap_u32 *p, clheap_u32 v)
-{
-    return atomic_exchange_explicit(CLHEAP_A32(p), v, memory_order_acq_rel);
 }
 static CLHEAP_INLINE void clheap_fence_release(void) { atomic_signal_fence(memory_order_seq_cst); }
 static CLHEAP_INLINE void clheap_fence_acquire(void) { atomic_signal_fence(memory_order_seq_cst); }

@@ -41,14 +41,8 @@
  *       stale search can never reserve in it, and a run opens with its slots reserved;
  *   T3  a hint is 0, or names a run (first frame + 1) and a count t; if t is below the
  *       run's RUN(c) * CAPACITY(c) slots, every block of the run from slot t on is a
- *       block of class c whose slots from t on are set (held for the hint); a hint's
- *       spare is 0 or names a run all of whose slots are held so; no two of these
- *       runs share a block with unhanded slots.
- *
- * A run's spare is opened by the request whose add crosses the run's half and stored
- * with an exchange; the request that crosses the end takes it with an exchange (the
- * spare's opener released its headers before its store, as an opener does before its
- * install), so that a burst meets a used-up hint only for a moment.
+ *       block of class c whose slots from t on are set (held for the hint); runs of
+ *       distinct live hints do not share a block with unhanded slots.
  *
  * Linearisation points: small malloc from a run, the add on the hint; otherwise the OR
  * that sets the slot's bit (rolled back if the class re-check fails); small free, the
@@ -73,21 +67,11 @@
 #ifndef CLHEAP_TIER_CLOSE_TRIES
 #define CLHEAP_TIER_CLOSE_TRIES 8
 #endif
-#ifndef CLHEAP_TIER_RELOOKS
-#define CLHEAP_TIER_RELOOKS 2 /* loads of a used-up hint before the slow path */
-#endif
 
 static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u64 *clheap_tier_hint_at(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c,
                                                                    clheap_u32 slot)
 {
-    return (CLHEAP_GLOBAL clheap_u64 *)(h + CLHEAP_HDR_HINT_FIRST +
-                                        CLHEAP_HINT_WORDS * (c * h[CLHEAP_HDR_HINT_SLOTS] + slot));
-}
-
-/* The hint's spare: the first frame + 1 of a run opened ahead (0: none). */
-static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u32 *clheap_tier_spare_of(CLHEAP_GLOBAL clheap_u64 *hint)
-{
-    return (CLHEAP_GLOBAL clheap_u32 *)hint + CLHEAP_HINT_SPARE;
+    return (CLHEAP_GLOBAL clheap_u64 *)(h + CLHEAP_HDR_HINT_FIRST + 2u * (c * h[CLHEAP_HDR_HINT_SLOTS] + slot));
 }
 
 /* Slots a run of class c holds: RUN(c) blocks of CAPACITY(c). */
@@ -150,28 +134,10 @@ static CLHEAP_INLINE void clheap_tier_release_run(CLHEAP_GLOBAL clheap_u32 *h, c
     }
 }
 
-/* Opens a run ahead and leaves it as the hint's spare (one that another preparer left
- * meanwhile is freed: the last one stored wins). */
-static CLHEAP_INLINE void clheap_tier_prepare_spare(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c,
-                                                    CLHEAP_GLOBAL clheap_u64 *hint, clheap_u32 seed)
-{
-    clheap_u32 next = clheap_tier_open_run(h, c, seed);
-    if (next == CLHEAP_BM_FAIL)
-        return;
-    clheap_u32 before = clheap_xchg32(clheap_tier_spare_of(hint), next + 1u);
-    if (before)
-        clheap_tier_release_run(h, before - 1u, c, 0u);
-}
-
 /* Hands out up to n slots of class c from the run of this work-group slot's hint.
  * Returns how many (k), the run's first frame in *run and the first index in *first:
  * the slots are indices [first, first + k). The request whose add crosses the run's
- * half opens the next run as the spare; the one whose add crosses its end (or the
- * first on an empty hint) is the only one that installs the next run: the spare (an
- * exchange, so the hint is used up only for a moment) or one it opens. A request that
- * finds the run used up looks CLHEAP_TIER_RELOOKS more times for the next (bounded; it
- * then takes the slow path), which under a burst spares the page tier a storm of
- * single blocks. */
+ * end (or the first on an empty hint) is the only one that opens the next run. */
 static CLHEAP_INLINE clheap_u32 clheap_tier_run_take(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 n,
                                                      clheap_u32 seed, clheap_u32 *run, clheap_u32 *first)
 {
@@ -179,33 +145,21 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_run_take(CLHEAP_GLOBAL clheap_u32 *h
     if (!hints)
         return 0u; /* a class whose runs the pool cannot afford: blocks only */
     CLHEAP_GLOBAL clheap_u64 *hint = clheap_tier_hint_at(h, c, clheap_group_index() % hints);
-    clheap_u32 total = clheap_tier_run_slots(h, c), middle = total / 2u;
+    clheap_u32 total = clheap_tier_run_slots(h, c);
     clheap_u64 old = clheap_add64(hint, n);
     clheap_u32 f = (clheap_u32)(old >> 32), t = (clheap_u32)old, k = 0;
-    for (clheap_u32 look = 0; f && t >= total && look < CLHEAP_TIER_RELOOKS; look++) {
-        clheap_u64 now = clheap_load64(hint);
-        if ((clheap_u32)(now >> 32) != f && (clheap_u32)(now >> 32) && (clheap_u32)now < total) {
-            old = clheap_add64(hint, n); /* the next run is in: take from it */
-            f = (clheap_u32)(old >> 32);
-            t = (clheap_u32)old;
-        }
-    }
     if (f && t < total) {
         k = n < total - t ? n : total - t;
         *run = f - 1u;
         *first = t;
-        if (t + n < total) {
-            if (t <= middle && middle < t + n && !clheap_load32(clheap_tier_spare_of(hint)))
-                clheap_tier_prepare_spare(h, c, hint, seed ^ 0x27D4EB2Fu);
+        if (t + n < total)
             return k;
-        }
     } else if (f || t) {
-        return 0u; /* a used-up run whose installer is at work, or an empty hint being opened */
+        return 0u; /* a used-up run whose opener is at work, or an empty hint being opened */
     }
-    /* This request installs the next run (no other can while the hint is used up or
-     * empty), keeping what it still needs when the old run gave it nothing. */
-    clheap_u32 spare = clheap_xchg32(clheap_tier_spare_of(hint), 0u);
-    clheap_u32 next = spare ? spare - 1u : clheap_tier_open_run(h, c, seed);
+    /* This request opens the next run (no other can while the hint is used up or empty),
+     * keeping what it still needs when the old run gave it nothing. */
+    clheap_u32 next = clheap_tier_open_run(h, c, seed);
     if (next == CLHEAP_BM_FAIL) {
         clheap_xchg64(hint, 0); /* empty: the next request tries to open one */
         return k;
@@ -221,15 +175,11 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_run_take(CLHEAP_GLOBAL clheap_u32 *h
     return keep;
 }
 
-/* Ends the run a hint hands out, if one is live, and frees its remaining slots; frees
- * its spare. */
+/* Ends the run a hint hands out, if one is live, and frees its remaining slots. */
 static CLHEAP_INLINE void clheap_tier_close_hint(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 slot)
 {
     CLHEAP_GLOBAL clheap_u64 *hint = clheap_tier_hint_at(h, c, slot);
     clheap_u32 total = clheap_tier_run_slots(h, c);
-    clheap_u32 spare = clheap_xchg32(clheap_tier_spare_of(hint), 0u);
-    if (spare)
-        clheap_tier_release_run(h, spare - 1u, c, 0u);
     clheap_u64 v = clheap_load64(hint);
     for (int tries = 0; tries < CLHEAP_TIER_CLOSE_TRIES; tries++) {
         clheap_u32 f = (clheap_u32)(v >> 32), t = (clheap_u32)v;

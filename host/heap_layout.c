@@ -135,13 +135,12 @@ static uint32_t tier_segment_order(uint64_t frames)
 }
 
 /* TierAlloc's runs (cl/clheap_tier.h): blocks opened together for one hint, up to 64
- * frames. What all of a class's hints hold (a run and a spare each) stays under 1/128
- * of the pool (it is given back when a malloc would fail, but under a burst that is
- * late): first fewer blocks per run, then fewer hint slots, down to none (the class
- * then uses blocks alone). */
+ * frames. What all of a class's hints hold stays under 1/128 of the pool (it is given
+ * back when a malloc would fail, but under a burst that is late): first fewer blocks
+ * per run, then fewer hint slots, down to none (the class then uses blocks alone). */
 static void plan_runs(uint32_t *h, uint64_t frames)
 {
-    uint64_t budget = frames / 256, slots = h[CLHEAP_HDR_HINT_SLOTS]; /* per run: half of 1/128 */
+    uint64_t budget = frames / 128, slots = h[CLHEAP_HDR_HINT_SLOTS];
     for (uint32_t c = 0; c < h[CLHEAP_HDR_CLASS_COUNT]; c++) {
         uint32_t per_block = h[CLHEAP_HDR_CLASS_FRAMES + c], blocks = 64 / per_block ? 64 / per_block : 1;
         while (blocks > 1 && slots * blocks * per_block > budget)
@@ -273,7 +272,7 @@ clheap_status clheap_layout_plan(const clheap_heap_config *config, uint32_t comp
         offsets = config->offset_count ? config->offset_count : compute_units;
         if (offsets == 0 || offsets > MAX_OFFSETS)
             return CLHEAP_ERROR_INVALID_ARGUMENT;
-        hint_words = CLHEAP_HINT_WORDS * offsets * (config->class_count ? config->class_count
+        hint_words = 2 * offsets * (config->class_count ? config->class_count
                                                         : (uint32_t)(sizeof default_classes / sizeof *default_classes));
     }
     uint32_t header_words = a == CLHEAP_TIER_ALLOC ? (CLHEAP_HDR_HINT_FIRST + hint_words + 3u) & ~3u

@@ -303,44 +303,12 @@ static clheap_status walk_blocks(const uint32_t *w, const uint8_t *free_map, clh
     return CLHEAP_SUCCESS;
 }
 
-/* One run held for a hint (its live run from slot t, or its spare from 0): every slot
- * from t on is set in a block of class c that no other run holds (free_map 2 marks
- * them); counted as run slots, not objects. */
-static clheap_status walk_run(const uint32_t *w, uint8_t *free_map, clheap_heap_stats *s, uint32_t c, uint32_t k,
-                              uint32_t f, uint32_t t, char *what, size_t len)
-{
-    uint32_t frames = w[CLHEAP_HDR_FRAME_COUNT];
-    uint32_t capacity = w[CLHEAP_HDR_CLASS_CAPACITY + c], per_block = w[CLHEAP_HDR_CLASS_FRAMES + c];
-    uint32_t blocks = w[CLHEAP_HDR_CLASS_RUN + c];
-    if ((uint64_t)f - 1 + (uint64_t)blocks * per_block > frames)
-        return clheap_report_violation(what, len, "class %u hint %u names a run at frame %u of %u", c, k, f - 1,
-                                       frames);
-    for (uint32_t i = t; i < blocks * capacity; i += capacity - i % capacity) {
-        uint32_t b = f - 1 + i / capacity * per_block;
-        const uint32_t *hd = block_header(w, b);
-        uint64_t held = class_slots(w, c) & ~(i % capacity ? (1ull << (i % capacity)) - 1 : 0);
-        if (hd[CLHEAP_BLOCK_WORD_CLASS] != c + 1 || hd[CLHEAP_BLOCK_WORD_OWNER] != b ||
-            (block_word64(hd, CLHEAP_BLOCK_WORD_ALLOC) & held) != held)
-            return clheap_report_violation(what, len, "class %u hint %u: slot %u of its run (block at frame %u) is not held",
-                                           c, k, i, b);
-        if (free_map[b] == 2)
-            return clheap_report_violation(what, len, "block at frame %u holds unhanded slots of two runs", b);
-        free_map[b] = 2;
-        uint32_t count = (uint32_t)__builtin_popcountll(held);
-        s->run_slots += count;
-        s->class_objects[c] -= count;
-        s->requested_bytes -= (uint64_t)count * w[CLHEAP_HDR_CLASS_BYTES + c];
-    }
-    return CLHEAP_SUCCESS;
-}
-
 /* TierAlloc's run hints (T3), after walk_blocks has checked every block: a live hint's
- * unhanded slots and all of its spare's are set in blocks of its class, and no two runs
- * hold one slot. free_map (free frames, 1) is then reused to mark (2) the blocks
- * holding unhanded slots. */
+ * unhanded slots are set in blocks of its class, and no two hints hold one slot.
+ * free_map (free frames, 1) is then reused to mark (2) the blocks holding unhanded slots. */
 static clheap_status walk_runs(const uint32_t *w, uint8_t *free_map, clheap_heap_stats *s, char *what, size_t len)
 {
-    uint32_t slots = w[CLHEAP_HDR_HINT_SLOTS];
+    uint32_t frames = w[CLHEAP_HDR_FRAME_COUNT], slots = w[CLHEAP_HDR_HINT_SLOTS];
     for (uint32_t c = 0; c < w[CLHEAP_HDR_CLASS_COUNT]; c++) {
         uint32_t capacity = w[CLHEAP_HDR_CLASS_CAPACITY + c], per_block = w[CLHEAP_HDR_CLASS_FRAMES + c];
         uint32_t blocks = w[CLHEAP_HDR_CLASS_RUN + c], hints = w[CLHEAP_HDR_CLASS_HINTS + c];
@@ -348,22 +316,32 @@ static clheap_status walk_runs(const uint32_t *w, uint8_t *free_map, clheap_heap
             return clheap_report_violation(what, len, "class %u: %u hints of runs of %u blocks do not fit", c, hints,
                                            blocks);
         for (uint32_t k = 0; k < slots; k++) {
-            const uint32_t *entry = w + CLHEAP_HDR_HINT_FIRST + CLHEAP_HINT_WORDS * ((uint64_t)c * slots + k);
-            if (k >= hints && (entry[1] || entry[CLHEAP_HINT_SPARE]))
+            if (k >= hints && w[CLHEAP_HDR_HINT_FIRST + 2 * ((uint64_t)c * slots + k) + 1])
                 return clheap_report_violation(what, len, "class %u: unused hint %u names a run", c, k);
-            if (entry[CLHEAP_HINT_SPARE]) {
-                clheap_status st = walk_run(w, free_map, s, c, k, entry[CLHEAP_HINT_SPARE], 0, what, len);
-                if (st != CLHEAP_SUCCESS)
-                    return st;
-            }
             uint64_t hint;
-            memcpy(&hint, entry, sizeof hint);
+            memcpy(&hint, w + CLHEAP_HDR_HINT_FIRST + 2 * ((uint64_t)c * slots + k), sizeof hint);
             uint32_t f = (uint32_t)(hint >> 32), t = (uint32_t)hint;
-            if (!f || t >= blocks * capacity)
+            if (!f)
                 continue;
-            clheap_status st = walk_run(w, free_map, s, c, k, f, t, what, len);
-            if (st != CLHEAP_SUCCESS)
-                return st;
+            if ((uint64_t)f - 1 + (uint64_t)blocks * per_block > frames)
+                return clheap_report_violation(what, len, "class %u hint %u names a run at frame %u of %u", c, k, f - 1,
+                                               frames);
+            for (uint32_t i = t; i < blocks * capacity; i += capacity - i % capacity) {
+                uint32_t b = f - 1 + i / capacity * per_block;
+                const uint32_t *hd = block_header(w, b);
+                uint64_t held = class_slots(w, c) & ~(i % capacity ? (1ull << (i % capacity)) - 1 : 0);
+                if (hd[CLHEAP_BLOCK_WORD_CLASS] != c + 1 || hd[CLHEAP_BLOCK_WORD_OWNER] != b ||
+                    (block_word64(hd, CLHEAP_BLOCK_WORD_ALLOC) & held) != held)
+                    return clheap_report_violation(what, len, "class %u hint %u: slot %u of its run (block at frame %u) is not held",
+                                                   c, k, i, b);
+                if (free_map[b] == 2)
+                    return clheap_report_violation(what, len, "block at frame %u holds unhanded slots of two hints", b);
+                free_map[b] = 2;
+                uint32_t count = (uint32_t)__builtin_popcountll(held);
+                s->run_slots += count;
+                s->class_objects[c] -= count;
+                s->requested_bytes -= (uint64_t)count * w[CLHEAP_HDR_CLASS_BYTES + c];
+            }
         }
     }
     return CLHEAP_SUCCESS;
