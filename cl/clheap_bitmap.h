@@ -37,6 +37,7 @@ static CLHEAP_INLINE clheap_u64 clheap_and64(CLHEAP_GLOBAL clheap_u64 *p, clheap
 }
 static CLHEAP_INLINE clheap_u32 clheap_popcount64(clheap_u64 v) { return (clheap_u32)popcount(v); }
 static CLHEAP_INLINE clheap_u32 clheap_ctz64(clheap_u64 v) { return 63u - (clheap_u32)clz(v & (0ul - v)); }
+static CLHEAP_INLINE clheap_u32 clheap_msb64(clheap_u64 v) { return 63u - (clheap_u32)clz(v); } /* v != 0 */
 /* Store-then-load ordering across work-items (the re-read rule above needs it). */
 static CLHEAP_INLINE void clheap_fence_full(void) { mem_fence(CLK_GLOBAL_MEM_FENCE); write_mem_fence(CLK_GLOBAL_MEM_FENCE); read_mem_fence(CLK_GLOBAL_MEM_FENCE); }
 #else
@@ -50,6 +51,7 @@ static CLHEAP_INLINE clheap_u64 clheap_and64(clheap_u64 *p, clheap_u64 v)
 }
 static CLHEAP_INLINE clheap_u32 clheap_popcount64(clheap_u64 v) { return (clheap_u32)__builtin_popcountll(v); }
 static CLHEAP_INLINE clheap_u32 clheap_ctz64(clheap_u64 v) { return (clheap_u32)__builtin_ctzll(v); }
+static CLHEAP_INLINE clheap_u32 clheap_msb64(clheap_u64 v) { return 63u - (clheap_u32)__builtin_clzll(v); }
 static CLHEAP_INLINE void clheap_fence_full(void) { atomic_signal_fence(memory_order_seq_cst); }
 #endif
 
@@ -160,16 +162,6 @@ static CLHEAP_INLINE int clheap_bm_get(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 d
 }
 
 #define CLHEAP_BM_STALE (CLHEAP_BM_FAIL - 1u) /* a descent met a stale hint (and repaired it) */
-
-/* The highest set bit of v (v != 0). */
-static CLHEAP_INLINE clheap_u32 clheap_msb64(clheap_u64 v)
-{
-#ifdef __OPENCL_C_VERSION__
-    return 63u - (clheap_u32)clz(v);
-#else
-    return 63u - (clheap_u32)__builtin_clzll(v);
-#endif
-}
 
 #define CLHEAP_BM_HIGHEST 0xFFFFFFFFu /* clheap_bm_descend's r: the highest set bit at each level */
 

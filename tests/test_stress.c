@@ -186,8 +186,9 @@ static int compare_ranges(const void *x, const void *y)
 }
 
 /* Reads the live allocations back and proves them disjoint and inside the pool;
- * returns how many there are, their bytes in *bytes and those born in `round` in *fresh. */
-static uint64_t check_ranges(stress *s, uint32_t round, uint64_t *bytes, uint64_t *fresh)
+ * returns how many there are, their bytes in *bytes, and how many were born in `round`
+ * and their bytes in *fresh and *fresh_bytes. */
+static uint64_t check_ranges(stress *s, uint32_t round, uint64_t *bytes, uint64_t *fresh, uint64_t *fresh_bytes)
 {
     read_back(s, s->units_buf, s->units);
     read_back(s, s->sizes_buf, s->sizes);
@@ -195,7 +196,7 @@ static uint64_t check_ranges(stress *s, uint32_t round, uint64_t *bytes, uint64_
     uint64_t begin, pool;
     assert_int_equal(clheap_heap_pool_range(s->heap, &begin, &pool), CLHEAP_SUCCESS);
     uint64_t live = 0;
-    *bytes = *fresh = 0;
+    *bytes = *fresh = *fresh_bytes = 0;
     for (uint32_t i = 0; i < s->count; i++) {
         if (!s->units[i])
             continue;
@@ -206,7 +207,8 @@ static uint64_t check_ranges(stress *s, uint32_t round, uint64_t *bytes, uint64_
         s->ranges[2 * live] = at;
         s->ranges[2 * live + 1] = at + s->sizes[i];
         *bytes += s->sizes[i];
-        *fresh += s->born[i] == round ? s->sizes[i] : 0;
+        *fresh += s->born[i] == round;
+        *fresh_bytes += s->born[i] == round ? s->sizes[i] : 0;
         live++;
     }
     qsort(s->ranges, live, 2 * sizeof *s->ranges, compare_ranges);
@@ -278,18 +280,15 @@ static void random_mallocs_and_frees_keep_every_word(void **state)
         round++;
         clSetKernelArg(s->churn, 6, sizeof round, &round);
         launch(s, s->churn);
-        uint64_t bytes_now, fresh;
-        uint64_t live_now = check_ranges(s, round, &bytes_now, &fresh);
+        uint64_t bytes_now, fresh, fresh_bytes;
+        uint64_t live_now = check_ranges(s, round, &bytes_now, &fresh, &fresh_bytes);
         /* What could have been live at once in this round: everything live before it and
          * everything it malloced (its frees may all have come last). */
-        uint64_t peak = live_bytes + fresh;
+        uint64_t peak = live_bytes + fresh_bytes;
         if (peak > pool / 2)
             nulls_allowed_rounds++;
         most_live = peak > most_live ? peak : most_live;
-        uint64_t fresh_count = 0;
-        for (uint32_t i = 0; i < s->count; i++)
-            fresh_count += s->units[i] && s->born[i] == round;
-        ops += live + fresh_count; /* every live allocation was freed; the granted mallocs */
+        ops += live + fresh; /* every live allocation was freed; the granted mallocs */
         assert_int_equal(clEnqueueReadBuffer(s->cl.queue, s->null_sizes_buf, CL_TRUE, 0, sizeof null_sizes,
                                              null_sizes, 0, NULL, NULL),
                          CL_SUCCESS);
@@ -310,8 +309,8 @@ static void random_mallocs_and_frees_keep_every_word(void **state)
         }
     }
     launch(s, s->drain);
-    uint64_t rest_bytes, fresh;
-    assert_int_equal(check_ranges(s, round + 1, &rest_bytes, &fresh), 0);
+    uint64_t rest_bytes, fresh, fresh_bytes;
+    assert_int_equal(check_ranges(s, round + 1, &rest_bytes, &fresh, &fresh_bytes), 0);
     assert_heap_sound(s->heap, "after the drain");
     assert_int_equal(live_objects(s), 0);
 
