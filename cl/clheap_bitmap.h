@@ -227,37 +227,6 @@ static CLHEAP_INLINE clheap_u32 clheap_bm_try_find_and_clear(CLHEAP_GLOBAL clhea
     return CLHEAP_BM_FAIL;
 }
 
-/* Clears a set bit at one end of the bitmap (highest = 0: the low end, 1: the high end):
- * descends by the lowest (highest) set bit of each level, then tries the level-0
- * container's set bits, each AND telling which are left. With `spread` 0 it takes the
- * container's lowest (highest) bit: exact first fit from that end. With spread 1 it
- * starts at a bit chosen by seed, so that concurrent takers spread over the container's
- * 64 bits instead of queueing on one, while staying at that end. Returns its position,
- * or FAIL after bounded tries. */
-static CLHEAP_INLINE clheap_u32 clheap_bm_take_end(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc, int highest,
-                                                   int spread, clheap_u32 seed)
-{
-    for (clheap_u32 attempt = 0; attempt < CLHEAP_BM_FIND_TRIES; attempt++) {
-        clheap_u64 v;
-        clheap_u32 index = clheap_bm_descend(h, desc, highest ? CLHEAP_BM_HIGHEST : 0u, &v);
-        if (index == CLHEAP_BM_FAIL)
-            return index;
-        if (index == CLHEAP_BM_STALE)
-            continue; /* stale hint repaired: descend again */
-        clheap_u32 r = clheap_hash32(seed + attempt * 0x9E3779B9u) >> 26;
-        for (clheap_u32 tries = 0; v && tries < 64u; tries++) { /* releases may refill v: bounded */
-            clheap_u32 b = spread ? clheap_pick_bit(v, r) : highest ? clheap_msb64(v) : clheap_ctz64(v);
-            clheap_u64 bit = (clheap_u64)1 << b;
-            clheap_u64 old = clheap_bm_clear_bits(h, desc, index, bit);
-            if (old & bit)
-                return index * 64u + b;
-            v = old & ~bit;
-        }
-        /* the container emptied under us: descend again */
-    }
-    return CLHEAP_BM_FAIL;
-}
-
 /* The last resort of a search that would otherwise fail while bits may be set (random
  * descents lose races under heavy contention): visit up to max_containers level-0
  * containers in order from a rotated start and try every set bit. Bounded; immediate

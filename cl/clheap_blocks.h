@@ -264,6 +264,7 @@ static CLHEAP_INLINE clheap_u32 clheap_block_new(CLHEAP_GLOBAL clheap_u32 *h, cl
 static CLHEAP_INLINE clheap_u32 clheap_block_reserve_any(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c,
                                                          clheap_u32 want, clheap_u32 seed, clheap_u64 *got)
 {
+    CLHEAP_NO_UNROLL
     for (clheap_u32 attempt = 0; attempt < CLHEAP_BLOCK_FAST_TRIES; attempt++) {
         clheap_u32 s = seed + attempt * 0x9E3779B9u;
         clheap_u32 frame = clheap_bm_try_find_set(h, CLHEAP_BM_ACTIVE(c), s);
@@ -276,6 +277,7 @@ static CLHEAP_INLINE clheap_u32 clheap_block_reserve_any(CLHEAP_GLOBAL clheap_u3
         if (clheap_load64(clheap_block_alloc_bits(h, frame)) == ~(clheap_u64)0)
             clheap_block_deactivate(h, frame, c);
     }
+    CLHEAP_NO_UNROLL
     for (clheap_u32 attempt = 0; attempt < CLHEAP_BLOCK_SLOW_TRIES; attempt++) {
         clheap_u32 frame = clheap_block_new(h, c, want, seed + 0x51ED27u * (attempt + 1u), got);
         if (frame != CLHEAP_BM_FAIL)

@@ -11,7 +11,7 @@
 
 #define CLHEAP_UNIT 16u
 #define CLHEAP_MAGIC 0x50484c43u /* "CLHP" */
-#define CLHEAP_LAYOUT_VERSION 4u
+#define CLHEAP_LAYOUT_VERSION 5u
 
 /* Allocator kinds: the same numbers as enum clheap_allocator in <clheap/heap.h>. */
 #define CLHEAP_KIND_ATOMIC 1
@@ -61,9 +61,9 @@
 #define CLHEAP_HDR_BLOCK_HEADERS 13 /* blocks: unit of the per-frame header array */
 #define CLHEAP_HDR_BITMAP_UNITS 14  /* units of the bitmap region (for initialisation) */
 #define CLHEAP_HDR_BITMAP_FIRST 15  /* unit where the bitmap region starts */
-#define CLHEAP_HDR_SEGMENT_ORDER 9  /* TierAlloc: a segment is 2^S frames (cl/clheap_pages.h) */
+#define CLHEAP_HDR_SEGMENT_ORDER 9  /* TierAlloc: a segment is 2^S = 64 frames (cl/clheap_pages.h) */
 #define CLHEAP_HDR_HINT_SLOTS 26    /* TierAlloc: block hints per class (cl/clheap_tier.h) */
-#define CLHEAP_HDR_PAGES_SPLITTING 27 /* TierAlloc: whole segments being split now (0 between kernels) */
+#define CLHEAP_HDR_PAGES_SPLITTING 27 /* TierAlloc: whole segments being broken now (0 between kernels) */
 /* Size classes (blocks): class c's slot bytes, frames per block, slots per block and
  * (TierAlloc) blocks per run, the unit its per-work-group-slot hints bump through. */
 #define CLHEAP_MAX_CLASSES 32
@@ -83,15 +83,16 @@
 #define CLHEAP_HDR_BITMAPS (CLHEAP_HDR_CLASS_HINTS + CLHEAP_MAX_CLASSES)
 /* BitmapAlloc: bitmap 0 = free slots. Blocks: bitmap 0 = free frames, then for each
  * class c: 1 + 2c = allocated blocks, 2 + 2c = active (allocated, not full) blocks.
- * TierAlloc: the same, bitmap 0 being the page tier's free pieces of order 0, then
- * 2 * count + o for its free pieces of order o = 1..S. */
-#define CLHEAP_MAX_SEGMENT_ORDER 16
+ * TierAlloc: the same, bitmap 0 being the page tier's free frames of broken segments,
+ * then 1 + 2 * count its whole free segments. */
+#define CLHEAP_PAGE_BITMAPS 1
 #define CLHEAP_BM_DESC(i) (CLHEAP_HDR_BITMAPS + (i) * CLHEAP_BM_DESC_WORDS)
 #define CLHEAP_BM_FREE CLHEAP_BM_DESC(0)
 #define CLHEAP_BM_ALLOCATED(c) CLHEAP_BM_DESC(1 + 2 * (c))
 #define CLHEAP_BM_ACTIVE(c) CLHEAP_BM_DESC(2 + 2 * (c))
+#define CLHEAP_BM_SEGMENTS(classes) CLHEAP_BM_DESC(1 + 2 * (classes))
 #define CLHEAP_HDR_BITMAP_WORDS \
-    (CLHEAP_HDR_BITMAPS + (1 + 2 * CLHEAP_MAX_CLASSES + CLHEAP_MAX_SEGMENT_ORDER) * CLHEAP_BM_DESC_WORDS)
+    (CLHEAP_HDR_BITMAPS + (1 + 2 * CLHEAP_MAX_CLASSES + CLHEAP_PAGE_BITMAPS) * CLHEAP_BM_DESC_WORDS)
 /* TierAlloc: per class, CLHEAP_HDR_HINT_SLOTS 64-bit run hints (cl/clheap_tier.h):
  * high word the run's first frame + 1 (0: none), low word the slots handed out. */
 #define CLHEAP_HDR_HINT_FIRST ((CLHEAP_HDR_BITMAP_WORDS + 3) & ~3)

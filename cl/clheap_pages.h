@@ -1,213 +1,271 @@
 /* The page tier of TierAlloc (cl/clheap_tier.h): contiguous runs of frames, from one
  * frame up to the whole pool, found without walking lists.
  *
- * Structure. The pool's N frames are segments of 2^S frames (S from the header,
- * CLHEAP_HDR_SEGMENT_ORDER; the host makes N a multiple of 2^S). Inside a segment the
- * frames form a binary buddy system: a piece of order o is 2^o frames starting at a
- * multiple of 2^o. For every order o in 0..S a hierarchical bitmap B_o
- * (cl/clheap_bitmap.h) has one bit per order-o piece: 1 = that piece is free, whole, at
- * this order. B_S's bits are whole free segments; a fresh heap has all of them set.
+ * Why two levels and not a buddy system: blocks and runs are opened and emptied at
+ * GPU rates, and a buddy system over 2^12-frame segments made each of them a chain of
+ * up to 12 splits or merges (two dependent atomics per order). On the H100 that chain,
+ * not the slot handout, set the time of a launch's frees and of its first mallocs.
+ * Here a segment is 64 frames, exactly one 64-bit container of the frame bitmap, so a
+ * block's frames are taken or given back with one atomic, and a segment that empties
+ * moves up with one CAS.
+ *
+ * Structure. The pool's N frames are N / 64 segments (the host makes N a multiple of
+ * 64; CLHEAP_HDR_SEGMENT_ORDER holds 6). Two hierarchical bitmaps (cl/clheap_bitmap.h):
+ *   W    (segments) one bit per segment: 1 = the segment is whole and free;
+ *   F    (bitmap 0, frames) one bit per frame: 1 = the frame is free inside a broken
+ *        segment (one that is partly in use). Container s of F is segment s.
+ * A fresh heap has every W bit set and F empty.
  *
  * Invariants when no kernel runs (clheap_heap_check verifies them):
- *   P1  the free pieces of all orders are disjoint, and a frame is covered by a free
- *       piece iff it belongs to no block and no large allocation;
- *   P2  no two buddies (pieces 2i and 2i+1 of one order below S) are both free, except
- *       after a merge gave up under contention (bounded; the check counts such pairs in
- *       stale_hints and clheap_heap_repair merges them);
+ *   P1  every frame is in exactly one of: a whole free segment (W), a free frame of a
+ *       broken segment (F), a block, a large allocation; a set W bit's F container is 0;
+ *   P2  no container of F is all ones (a whole free segment is in W), except after a
+ *       release that completed it lost its CAS to a taker that then gave bits back
+ *       (bounded; the check counts them in stale_hints, clheap_heap_repair moves them);
  *   P3  the bitmaps' upper levels are hints as in cl/clheap_bitmap.h;
- *   P4  no split is counted as under way (CLHEAP_HDR_PAGES_SPLITTING is 0).
+ *   P4  no break is counted as under way (CLHEAP_HDR_PAGES_SPLITTING is 0).
  *
  * Operations (no step waits for another work-item; every loop is bounded):
- *   take(m)   m <= 2^S: order k = ceil(log2 m); clear a bit of B_k, else of the lowest
- *             B_o (o > k) that has one, splitting it down: at each order j in o-1..k
- *             one half is set free in B_j (its buddy, the other half, is ours, so it
- *             cannot merge). Linearisation point: the atomic AND that clears the bit.
- *             m > 2^S: a run of ceil(m / 2^S) set bits of B_S, possibly across 64-bit
- *             containers, taken by one AND per container in address order; an AND that
- *             finds a bit gone puts back what it cleared and rolls back the containers
- *             already taken. Linearisation point: the last container's AND.
- *             Then the unused tail [m, 2^k) (or of the last segment) is released.
- *   release(piece of order o)  set its bit in B_o; if the buddy's bit was set, one AND
- *             clears both, and if both were still set the parent piece is released at
- *             o + 1 (the merge's linearisation point is that AND). If a taker got one
- *             half first, the other half goes back (ours: the merge is tried again, a
- *             bounded number of times). At order S the segment's bit is set.
- *             An AND, not a CAS of the whole container: the other 62 pieces of the
- *             container change under churn, and a CAS kept failing on them.
- *   put(f, m) releases the aligned binary decomposition of [f, f + m): since f is
- *             aligned to the size taken, the pieces are exactly those of take's split.
+ *   take(m), m < 64   an aligned fit of m ones in a container of F near the pool's low
+ *             end (one AND takes it; an AND that finds some bits gone gives back the
+ *             others); else break a whole segment: clear its W bit, keep its first m
+ *             frames, OR the other 64 - m into F. Linearisation point: the AND.
+ *   take(64)  clear a W bit near the low end.
+ *   take(m), m > 64   n = ceil(m / 64) segments: an aligned run of n W bits inside one
+ *             container near the high end (one AND), else a run anywhere (best fit
+ *             over W, one AND per container, rolled back if a bit was gone); the last
+ *             segment's unused frames go into F.
+ *   release   whole segments: one OR into W per W container. Frames of a broken
+ *             segment: one OR into F; if that made the container all ones, a CAS of it
+ *             from all ones to 0 moves the segment to W. A failed CAS means a taker got
+ *             frames first: the segment is broken again, correctly in F.
+ * Placement by size: pieces of up to a segment from the low end, larger ones from the
+ * high end. Small long-lived pieces scattered over the pool leave no region whole for
+ * a large request (address-ordered first fit's lesson); at the ends, what is freed in
+ * the middle becomes whole segments again.
  *
- * Happens-before: a taker reads nothing of a piece it takes but the frame headers
- * that the previous owner wrote before releasing it; the owner's clheap_fence_release
- * before the releasing OR pairs with the taker's clheap_fence_acquire after its
- * clearing AND (cl/clheap_tier.h does both). */
+ * Happens-before: a taker reads nothing of the frames it takes but the frame headers
+ * that the previous owner wrote before releasing them; the owner's
+ * clheap_fence_release before the releasing OR pairs with the taker's
+ * clheap_fence_acquire after its AND (cl/clheap_tier.h does both). A segment moved to
+ * W passes through the mover's CAS (which reads every owner's OR) and a full fence
+ * before its OR into W. */
 #ifndef CLHEAP_PAGES_H
 #define CLHEAP_PAGES_H
 
 #include "clheap_bitmap.h"
 
 #ifndef CLHEAP_PAGES_PASSES
-#define CLHEAP_PAGES_PASSES 6 /* rounds over the orders: halves split meanwhile are found */
+#define CLHEAP_PAGES_PASSES 6 /* rounds of looks: frames that breakers give back are found */
+#endif
+#ifndef CLHEAP_PAGES_NEAR
+#define CLHEAP_PAGES_NEAR 16 /* containers a take looks at from its end, per round */
 #endif
 #ifndef CLHEAP_PAGES_SWEEP
-#define CLHEAP_PAGES_SWEEP 256 /* containers a failing take sweeps per order (16384 pieces) */
+#define CLHEAP_PAGES_SWEEP 256 /* containers the last round looks at */
 #endif
-#ifndef CLHEAP_PAGES_SPLITTERS
-#define CLHEAP_PAGES_SPLITTERS 4 /* whole segments split at once before the next are deferred... */
+#ifndef CLHEAP_PAGES_BREAKERS
+#define CLHEAP_PAGES_BREAKERS 4 /* whole segments broken at once before the next are deferred... */
 #endif
-#ifndef CLHEAP_PAGES_SPLIT_SHARE
-#define CLHEAP_PAGES_SPLIT_SHARE 32 /* ...or 1/32 of the segments, if more */
+#ifndef CLHEAP_PAGES_BREAK_SHARE
+#define CLHEAP_PAGES_BREAK_SHARE 32 /* ...or 1/32 of the segments, if more */
 #endif
 #ifndef CLHEAP_PAGES_BY_ENDS
-/* 1: pieces of up to 2^CLHEAP_PAGES_LOW_ORDER frames are taken from the pool's low end,
- * larger ones from its high end (see take_order); 0: anywhere, at random: faster under
- * contention, but under churn small blocks land in every region and large requests find
- * no whole piece (H100, test_stress, 2^20 work-items, 16 GiB heap: 84,059 NULL for
- * 256 KiB - 2 MiB requests with at most 48% of the pool live). */
+/* 1: pieces of up to a segment from the pool's low end, larger ones from its high end;
+ * 0: anywhere, at random. Under churn, small blocks landing in every region leave large
+ * requests no whole piece (H100, test_stress, 2^20 work-items, 16 GiB heap: 84,059 NULL
+ * for 256 KiB - 2 MiB requests with at most 48% of the pool live). */
 #define CLHEAP_PAGES_BY_ENDS 1
 #endif
-#ifndef CLHEAP_PAGES_SPLIT_WINDOW
-#define CLHEAP_PAGES_SPLIT_WINDOW 8
-#endif
-#ifndef CLHEAP_PAGES_LOW_ORDER
-#define CLHEAP_PAGES_LOW_ORDER 6 /* 64 frames: every block and run, large requests to 64 KiB */
+#ifndef CLHEAP_PAGES_WIDTH_SEGMENTS
+/* A take starts in one of the containers nearest its end, 1 per this many segments of
+ * the pool (at least 1, at most 64), and where there are several it picks a fit in the
+ * container at random: concurrent takers then clear bits of different words instead of
+ * queueing on one. Small pools keep exact first fit from the end, which packs best
+ * (32 MiB pool, test_tier's mixed burst at 74%: random fits there left no 16 whole
+ * segments in a row for a 1 MiB request). */
+#define CLHEAP_PAGES_WIDTH_SEGMENTS 4096
 #endif
 #ifndef CLHEAP_PAGES_RUN_TRIES
 #define CLHEAP_PAGES_RUN_TRIES 8 /* scans for a run of segments (concurrent claims collide) */
 #endif
-#ifndef CLHEAP_PAGES_MERGE_TRIES
-#define CLHEAP_PAGES_MERGE_TRIES 16 /* a merge whose buddy keeps being taken gives up */
-#endif
 
-/* Descriptor of B_o: B_0 is bitmap 0 (free frames), B_1..B_S follow the class bitmaps. */
-static CLHEAP_INLINE clheap_u32 clheap_pages_desc(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 o)
+#define CLHEAP_PAGES_SEGMENT 64u /* frames per segment: one container of F */
+
+static CLHEAP_INLINE clheap_u32 clheap_pages_segments_desc(CLHEAP_GLOBAL clheap_u32 *h)
 {
-    return o == 0u ? (clheap_u32)CLHEAP_BM_FREE : (clheap_u32)CLHEAP_BM_DESC(2u * h[CLHEAP_HDR_CLASS_COUNT] + o);
+    return (clheap_u32)CLHEAP_BM_SEGMENTS(h[CLHEAP_HDR_CLASS_COUNT]);
 }
 
-static CLHEAP_INLINE clheap_u32 clheap_ceil_log2(clheap_u32 m)
+/* Containers near an end among which a take starts (see CLHEAP_PAGES_WIDTH_SEGMENTS). */
+static CLHEAP_INLINE clheap_u32 clheap_pages_width(CLHEAP_GLOBAL clheap_u32 *h)
 {
-    clheap_u32 k = 0;
-    while (k < 31u && ((clheap_u32)1 << k) < m)
-        k++;
-    return k;
+    clheap_u32 w = h[clheap_pages_segments_desc(h) + CLHEAP_BM_BITS] / CLHEAP_PAGES_WIDTH_SEGMENTS;
+    return w < 1u ? 1u : w > 64u ? 64u : w;
 }
 
-/* Takes the bits of mask in container c of bitmap desc if all of them are set: one AND
- * clears them; if it found some already gone, the ones it cleared go back. Keeps the
- * levels above as cl/clheap_bitmap.h requires. 1 if it took them. */
-static CLHEAP_INLINE int clheap_pages_take_bits(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc, clheap_u32 c,
-                                                clheap_u64 mask)
+/* The smallest power of two >= m (m <= 64). */
+static CLHEAP_INLINE clheap_u32 clheap_pages_align_for(clheap_u32 m)
 {
-    clheap_u64 old = clheap_bm_clear_bits(h, desc, c, mask);
-    if ((old & mask) == mask)
-        return 1;
-    if (old & mask)
-        clheap_bm_put_bits(h, desc, c, old & mask);
-    return 0;
+    clheap_u32 p = 1u;
+    while (p < m)
+        p *= 2u;
+    return p;
 }
 
-/* Releases the free piece of order o at frame f, merging it with free buddies (see
- * release above: on the H100 the former whole-container CAS left a pool freed under
- * churn in unmerged halves, and large requests failed). */
-static CLHEAP_INLINE void clheap_pages_release(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 f, clheap_u32 o)
+/* Bit i set iff v has ones at i .. i + m - 1 (1 <= m <= 64) and i is a multiple of p,
+ * a power of two. Positions whose run would pass bit 63 read the zeros shifted in. */
+static CLHEAP_INLINE clheap_u64 clheap_pages_fits(clheap_u64 v, clheap_u32 m, clheap_u32 p)
 {
-    clheap_u32 top = h[CLHEAP_HDR_SEGMENT_ORDER];
-    clheap_u32 index = f >> o;
-    for (int tries = 0; o < top;) {
-        clheap_u32 desc = clheap_pages_desc(h, o);
-        clheap_u64 bit = (clheap_u64)1 << (index & 63u), buddy = (clheap_u64)1 << ((index ^ 1u) & 63u);
-        clheap_u64 pair = bit | buddy;
-        clheap_u64 v = clheap_bm_set_at(h, desc, 0u, index) | bit;
-        if (!(v & buddy))
-            return; /* the buddy is in use (or past the pool's end): a free piece now */
-        clheap_u64 old = clheap_bm_clear_bits(h, desc, index >> 6, pair);
-        if ((old & pair) == pair) { /* merged: the parent piece is ours */
-            o++;
-            index >>= 1;
-            tries = 0;
-            continue;
-        }
-        if (old & buddy) { /* our half was taken meanwhile: the buddy we cleared goes back */
-            clheap_bm_set_at(h, desc, 0u, index ^ 1u);
-            return;
-        }
-        if (!(old & bit) || ++tries >= CLHEAP_PAGES_MERGE_TRIES) {
-            if (old & bit)
-                clheap_bm_set_at(h, desc, 0u, index); /* free, unmerged */
-            return; /* both halves taken by others, or the merge gave up */
-        }
-        /* The buddy was taken after we saw it: ours goes back, which tries the merge again. */
+    clheap_u64 starts = v;
+    clheap_u32 len = 1u;
+    for (; len * 2u <= m; len *= 2u)
+        starts &= starts >> len;
+    if (len < m)
+        starts &= starts >> (m - len);
+    clheap_u64 aligned = 1u;
+    for (clheap_u32 s = p; s < 64u; s *= 2u)
+        aligned |= aligned << s;
+    return starts & aligned;
+}
+
+/* Gives frames of segment s (bits of its F container) back; if that completes the
+ * segment, moves it to W (see release above). */
+static CLHEAP_INLINE void clheap_pages_free_frames(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 s, clheap_u64 bits)
+{
+    CLHEAP_GLOBAL clheap_u64 *word = clheap_bm_container(h, CLHEAP_BM_FREE, 0u, s);
+    clheap_u64 old = clheap_or64(word, bits);
+    if (old == 0 && h[CLHEAP_BM_FREE + CLHEAP_BM_LEVELS] > 1u) {
+        clheap_fence_full();
+        clheap_bm_set_at(h, CLHEAP_BM_FREE, 1u, s);
     }
-    clheap_bm_set_at(h, clheap_pages_desc(h, top), 0u, index);
+    if ((old | bits) != ~(clheap_u64)0 || clheap_cas64(word, ~(clheap_u64)0, 0) != ~(clheap_u64)0)
+        return;
+    clheap_fence_full(); /* the owners' frames, read through the CAS, before W shows them */
+    clheap_bm_clear_above(h, CLHEAP_BM_FREE, 0u, s);
+    clheap_bm_set_at(h, clheap_pages_segments_desc(h), 0u, s);
 }
 
-/* Releases the aligned binary decomposition of frames [from, to). */
-static CLHEAP_INLINE void clheap_pages_release_range(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 from, clheap_u32 to)
+/* Gives back bits of container c of desc (F: with the move of a completed segment). */
+static CLHEAP_INLINE void clheap_pages_give_back(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc, clheap_u32 c,
+                                                 clheap_u64 bits)
 {
-    clheap_u32 top = h[CLHEAP_HDR_SEGMENT_ORDER];
-    while (from < to) {
-        clheap_u32 o = 0;
-        while (o < top && !(from & ((clheap_u32)1 << o)) && from + ((clheap_u32)2 << o) <= to)
-            o++;
-        clheap_pages_release(h, from, o);
-        from += (clheap_u32)1 << o;
+    if (desc == (clheap_u32)CLHEAP_BM_FREE)
+        clheap_pages_free_frames(h, c, bits);
+    else
+        clheap_bm_put_bits(h, desc, c, bits);
+}
+
+/* Takes m (1..64) consecutive set bits, aligned to p, of one level-0 container of desc,
+ * looking at up to `look` non-empty containers from the low end (high = 0) or the high
+ * end (high = 1), in address order from there, starting at one of the `width` nearest
+ * the end chosen by seed (1: the nearest). In a container the fit is chosen by seed
+ * (spread = 1) or nearest the end. Aligned fits first, then any fit. Returns the first
+ * bit's position, or FAIL.
+ * Why width: a launch's openers all take whole segments at once (65536 block openings
+ * at 2^20 x 4 KiB), and on one container's 64 bits they queue (H100: 2^16 x 64 KiB took
+ * 5.9 ms, 2.4x the buddy tier's time, which spread its splits over whole segments). */
+static CLHEAP_INLINE clheap_u32 clheap_pages_take_fit(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc, clheap_u32 m,
+                                                      int high, int spread, clheap_u32 seed, clheap_u32 look,
+                                                      clheap_u32 width)
+{
+    clheap_u32 p = clheap_pages_align_for(m), levels = h[desc + CLHEAP_BM_LEVELS];
+    clheap_u32 containers = (h[desc + CLHEAP_BM_BITS] + 63u) / 64u;
+    clheap_u64 v;
+    clheap_u32 c = CLHEAP_BM_STALE;
+    for (clheap_u32 attempt = 0; attempt < CLHEAP_BM_FIND_TRIES && c == CLHEAP_BM_STALE; attempt++)
+        c = clheap_bm_descend(h, desc, high ? CLHEAP_BM_HIGHEST : 0u, &v);
+    if (c >= containers)
+        return CLHEAP_BM_FAIL;
+    clheap_u32 r = clheap_hash32(seed) >> 26;
+    /* The next containers come from the level-1 words' bits (the containers not empty). */
+    clheap_u32 word = c >> 6;
+    clheap_u64 next = 0;
+    if (levels > 1u) {
+        next = clheap_load64(clheap_bm_container(h, desc, 1u, word));
+        next &= high ? clheap_ones64(c & 63u) : ~clheap_ones64((c & 63u) + 1u);
+        clheap_u32 skip = width > 1u ? clheap_hash32(seed ^ 0x5BD1E995u) % width : 0u;
+        for (; skip && next; skip--) {
+            clheap_u32 b = high ? clheap_msb64(next) : clheap_ctz64(next);
+            next &= ~((clheap_u64)1 << b);
+            c = word * 64u + b;
+        }
+        if (c >= containers)
+            return CLHEAP_BM_FAIL;
+        v = clheap_load64(clheap_bm_container(h, desc, 0u, c)); /* the descent's, or the one skipped to */
+    }
+    for (clheap_u32 seen = 0;;) {
+        for (int tries = 0; tries < 4 && v; tries++) {
+            clheap_u64 fits = clheap_pages_fits(v, m, p);
+            if (!fits)
+                fits = clheap_pages_fits(v, m, 1u);
+            if (!fits)
+                break;
+            clheap_u32 first = spread ? clheap_pick_bit(fits, r) : high ? clheap_msb64(fits) : clheap_ctz64(fits);
+            clheap_u64 mask = clheap_ones64(m) << first;
+            clheap_u64 old = clheap_bm_clear_bits(h, desc, c, mask);
+            if ((old & mask) == mask)
+                return c * 64u + first;
+            if (old & mask)
+                clheap_pages_give_back(h, desc, c, old & mask);
+            v = old & ~mask; /* what others left: look again */
+        }
+        if (++seen >= look)
+            return CLHEAP_BM_FAIL;
+        while (!next) { /* the next level-1 word towards the other end; an empty one counts as a look */
+            if (levels <= 1u || (high ? word == 0u : (word + 1u) * 64u >= containers) || ++seen >= look)
+                return CLHEAP_BM_FAIL;
+            word = high ? word - 1u : word + 1u;
+            next = clheap_load64(clheap_bm_container(h, desc, 1u, word));
+        }
+        clheap_u32 b = high ? clheap_msb64(next) : clheap_ctz64(next);
+        next &= ~((clheap_u64)1 << b);
+        c = word * 64u + b;
+        if (c >= containers)
+            return CLHEAP_BM_FAIL;
+        v = clheap_load64(clheap_bm_container(h, desc, 0u, c));
     }
 }
 
-/* A piece of order k (its first frame), split from the lowest order that has one:
- * CLHEAP_PAGES_PASSES rounds of searches over the orders (halves that others split
- * meanwhile are found), then one round that sweeps each order's bitmap, so that losing
- * races is not reported as a full heap.
- * Placement by size: small pieces (blocks, runs) from the low end of each order's
- * bitmap, large ones from the high end, the whole segments they split likewise (exact
- * first fit from that end; pieces below a segment from a random bit of the end's
- * container, so that concurrent takers do not queue on one bit). Small long-lived
- * pieces scattered over the pool leave no region whole for a large request
- * (address-ordered first fit's lesson); at the ends, what is freed in the middle
- * merges back into whole segments.
- * A burst of requests that all find no smaller piece would each split a segment
- * (measured on the H100: 277 requests of 16 B to 1 MiB split every segment of a 32 MiB
- * pool, and the 1 MiB ones got NULL at 74% load), so while CLHEAP_PAGES_SPLITTERS
- * splits (or 1/32 of the segments) are under way the others defer theirs to the last
- * round, looking for the halves those leave first (bounded: the last round splits
- * regardless). A split keeps the half on its end's side. */
-static CLHEAP_INLINE clheap_u32 clheap_pages_take_order(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 k, clheap_u32 seed)
+/* m (1..64) frames. Fits in broken segments near the low end first; then a whole
+ * segment, broken if m < 64. A burst of requests that all find no fit would each break
+ * a segment (measured on the H100 with the former buddy tier: 277 requests of 16 B to
+ * 1 MiB split every segment of a 32 MiB pool, and the 1 MiB ones got NULL at 74% load),
+ * so while CLHEAP_PAGES_BREAKERS breaks (or 1/32 of the segments) are under way the
+ * others look again for the frames those give back, for up to CLHEAP_PAGES_PASSES rounds;
+ * the last round breaks regardless and looks further (bounded). */
+static CLHEAP_INLINE clheap_u32 clheap_pages_take_frames(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 m, clheap_u32 seed)
 {
-    clheap_u32 top = h[CLHEAP_HDR_SEGMENT_ORDER];
-    CLHEAP_GLOBAL clheap_u32 *splitting = h + CLHEAP_HDR_PAGES_SPLITTING;
-    clheap_u32 segments = h[clheap_pages_desc(h, top) + CLHEAP_BM_BITS];
-    clheap_u32 share = segments / CLHEAP_PAGES_SPLIT_SHARE;
-    clheap_u32 splitters = share > CLHEAP_PAGES_SPLITTERS ? share : CLHEAP_PAGES_SPLITTERS;
-    int high = CLHEAP_PAGES_BY_ENDS && k > CLHEAP_PAGES_LOW_ORDER;
-    /* Whole segments are split from the end's container at random where it is at most
-     * 1/CLHEAP_PAGES_SPLIT_WINDOW of them: a burst of splitters then works on different
-     * segments instead of cascading down one (measured on the H100, 8 GiB heap, warm:
-     * 2^20 x 16 B 0.34 ms instead of 0.37, 2^16 x 64 KiB 2.5 ms instead of 4.7), while
-     * small pools keep exact first fit. */
-    int spread_splits = segments >= 64u * CLHEAP_PAGES_SPLIT_WINDOW;
-    for (clheap_u32 pass = 0; pass <= CLHEAP_PAGES_PASSES; pass++) {
-        for (clheap_u32 o = k; o <= top; o++) {
-            clheap_u32 desc = clheap_pages_desc(h, o), s = seed + pass * 0x2545F491u + o;
-            int split = o == top && k < top;
-            if (split && pass < CLHEAP_PAGES_PASSES && clheap_load32(splitting) >= splitters)
+    clheap_u32 wdesc = clheap_pages_segments_desc(h);
+    CLHEAP_GLOBAL clheap_u32 *breaking = h + CLHEAP_HDR_PAGES_SPLITTING;
+    clheap_u32 segments = h[wdesc + CLHEAP_BM_BITS];
+    clheap_u32 share = segments / CLHEAP_PAGES_BREAK_SHARE;
+    clheap_u32 breakers = share > CLHEAP_PAGES_BREAKERS ? share : CLHEAP_PAGES_BREAKERS;
+    clheap_u32 width = clheap_pages_width(h);
+    int whole = m == CLHEAP_PAGES_SEGMENT, by_ends = CLHEAP_PAGES_BY_ENDS, spread = width > 1u;
+    /* Even steps look for a fit in F, odd ones take a whole segment (one call site
+     * each: see CLHEAP_NO_UNROLL). */
+    CLHEAP_NO_UNROLL
+    for (clheap_u32 step = (clheap_u32)whole; step < 2u * CLHEAP_PAGES_PASSES + 2u; step += 1u + (clheap_u32)whole) {
+        clheap_u32 pass = step / 2u, s = seed + pass * 0x2545F491u;
+        int last = pass == CLHEAP_PAGES_PASSES, segment = (int)(step & 1u), breaks = segment && !whole;
+        if (breaks) {
+            if (!last && clheap_load32(breaking) >= breakers)
                 continue;
-            if (split)
-                clheap_add32(splitting, 1u);
-            clheap_u32 pos = pass == CLHEAP_PAGES_PASSES && !split ? clheap_bm_sweep(h, desc, s, CLHEAP_PAGES_SWEEP, 1)
-                             : CLHEAP_PAGES_BY_ENDS ? clheap_bm_take_end(h, desc, high, !split || spread_splits, s)
-                                                    : clheap_bm_try_find_and_clear(h, desc, s);
-            if (pos != CLHEAP_BM_FAIL) {
-                for (clheap_u32 j = o; j > k; j--) { /* ours is the half on our end's side */
-                    pos = 2u * pos + (clheap_u32)high;
-                    clheap_bm_set_at(h, clheap_pages_desc(h, j - 1u), 0u, pos ^ 1u);
-                }
-            }
-            if (split)
-                clheap_add32(splitting, 0xFFFFFFFFu);
-            if (pos != CLHEAP_BM_FAIL)
-                return pos << k;
+            clheap_add32(breaking, 1u);
         }
+        clheap_u32 pos = segment && last ? clheap_bm_sweep(h, wdesc, s, CLHEAP_PAGES_SWEEP, 1)
+                         : segment && !by_ends
+                             ? clheap_bm_try_find_and_clear(h, wdesc, s)
+                             : clheap_pages_take_fit(h, segment ? wdesc : (clheap_u32)CLHEAP_BM_FREE, segment ? 1u : m, 0,
+                                                     spread, s, last ? CLHEAP_PAGES_SWEEP : CLHEAP_PAGES_NEAR, width);
+        if (breaks) {
+            if (pos != CLHEAP_BM_FAIL)
+                clheap_pages_free_frames(h, pos, ~clheap_ones64(m)); /* the frames we keep are the first m */
+            clheap_add32(breaking, 0xFFFFFFFFu);
+        }
+        if (pos != CLHEAP_BM_FAIL)
+            return segment ? pos * CLHEAP_PAGES_SEGMENT : pos;
     }
     return CLHEAP_BM_FAIL;
 }
@@ -220,7 +278,10 @@ static CLHEAP_INLINE int clheap_pages_claim_run(CLHEAP_GLOBAL clheap_u32 *h, clh
     for (clheap_u32 pos = first; pos < end;) {
         clheap_u32 c = pos >> 6, lo = pos & 63u, n = end - pos < 64u - lo ? end - pos : 64u - lo;
         clheap_u64 mask = clheap_ones64(n) << lo;
-        if (!clheap_pages_take_bits(h, desc, c, mask)) {
+        clheap_u64 old = clheap_bm_clear_bits(h, desc, c, mask);
+        if ((old & mask) != mask) {
+            if (old & mask)
+                clheap_bm_put_bits(h, desc, c, old & mask);
             for (clheap_u32 back = first; back < pos;) { /* roll back what this run took */
                 clheap_u32 bn = pos - back < 64u - (back & 63u) ? pos - back : 64u - (back & 63u);
                 clheap_bm_put_run(h, desc, back, bn);
@@ -233,7 +294,7 @@ static CLHEAP_INLINE int clheap_pages_claim_run(CLHEAP_GLOBAL clheap_u32 *h, clh
     return 1;
 }
 
-/* Scans B_S's level 0 once, from segment `start` round to the end of the pool (runs do
+/* Scans W's level 0 once, from segment `start` round to the end of the pool (runs do
  * not wrap): the first free run of at least `count` segments if first_fit, else the
  * shortest such run (best fit keeps long runs for long requests). Returns its first
  * segment and its length in *length, or FAIL. */
@@ -242,6 +303,8 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_find_run(CLHEAP_GLOBAL clheap_u32 *
 {
     clheap_u32 containers = (h[desc + CLHEAP_BM_BITS] + 63u) / 64u, c0 = start / 64u;
     clheap_u64 below = clheap_ones64(start % 64u); /* c0's bits before the start: scanned last */
+    if (start % 64u == 0u)
+        below = 0;
     clheap_u32 run_start = 0, run = 0, best = CLHEAP_BM_FAIL, best_length = 0xffffffffu;
     for (clheap_u32 step = 0; step <= containers; step++) {
         clheap_u32 c = (c0 + step) % containers;
@@ -284,16 +347,16 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_find_run(CLHEAP_GLOBAL clheap_u32 *
     return best;
 }
 
-/* The first segment of a run of `count` free segments, or FAIL: the best fit, then (if
- * a concurrent request took part of it) first fits from random starts, so that
- * concurrent requests spread (a start inside a free stretch claims from there). Starts
- * and claims are aligned to the largest power of two <= count where the stretch
- * allows, so that concurrent claims in one stretch leave no gaps too short for the
- * next. At most CLHEAP_PAGES_RUN_TRIES scans of segments / 64 loads, and the claims. */
+/* The first segment of a run of `count` free segments anywhere, or FAIL: the best fit,
+ * then (if a concurrent request took part of it) first fits from random starts, so
+ * that concurrent requests spread. Starts and claims are aligned to the largest power
+ * of two <= count where the stretch allows, so that concurrent claims in one stretch
+ * leave no gaps too short for the next. At most CLHEAP_PAGES_RUN_TRIES scans of
+ * segments / 64 loads, and the claims. */
 static CLHEAP_INLINE clheap_u32 clheap_pages_take_segments(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 count,
                                                            clheap_u32 seed)
 {
-    clheap_u32 desc = clheap_pages_desc(h, h[CLHEAP_HDR_SEGMENT_ORDER]);
+    clheap_u32 desc = clheap_pages_segments_desc(h);
     clheap_u32 bits = h[desc + CLHEAP_BM_BITS];
     if (count > bits)
         return CLHEAP_BM_FAIL;
@@ -320,35 +383,53 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_segments(CLHEAP_GLOBAL clheap_
 /* Takes `frames` contiguous frames; returns the first, or FAIL. */
 static CLHEAP_INLINE clheap_u32 clheap_pages_take(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frames, clheap_u32 seed)
 {
-    clheap_u32 top = h[CLHEAP_HDR_SEGMENT_ORDER];
-    clheap_u32 f, end;
-    if (frames <= ((clheap_u32)1 << top)) {
-        clheap_u32 k = clheap_ceil_log2(frames);
-        f = clheap_pages_take_order(h, k, seed);
-        end = f + ((clheap_u32)1 << k);
-    } else {
-        clheap_u32 segments = (frames + ((clheap_u32)1 << top) - 1u) >> top;
-        f = clheap_pages_take_segments(h, segments, seed);
-        f = f == CLHEAP_BM_FAIL ? f : f << top;
-        end = f + (segments << top);
-    }
-    if (f == CLHEAP_BM_FAIL)
-        return f;
-    clheap_pages_release_range(h, f + frames, end); /* the unused tail */
-    return f;
+    if (frames <= CLHEAP_PAGES_SEGMENT)
+        return clheap_pages_take_frames(h, frames, seed);
+    clheap_u32 count = (frames + CLHEAP_PAGES_SEGMENT - 1u) / CLHEAP_PAGES_SEGMENT;
+    clheap_u32 seg = CLHEAP_BM_FAIL;
+    /* A container holds 64 / count such requests, so concurrent ones start over count
+     * times as many containers and look through a whole level-1 word before the scan
+     * of every segment (H100, 2^12 x 256 KiB: 0.86 ms with the width of one-segment
+     * takes, most requests ending in that scan). */
+    clheap_u32 width = clheap_pages_width(h);
+    if (count <= 64u)
+        seg = clheap_pages_take_fit(h, clheap_pages_segments_desc(h), count, CLHEAP_PAGES_BY_ENDS, width > 1u, seed,
+                                    64u, width == 1u ? 1u : width * count < 64u ? width * count : 64u);
+    if (seg == CLHEAP_BM_FAIL)
+        seg = clheap_pages_take_segments(h, count, seed);
+    if (seg == CLHEAP_BM_FAIL)
+        return seg;
+    clheap_u32 used = frames - (count - 1u) * CLHEAP_PAGES_SEGMENT; /* frames used of the last segment */
+    if (used < CLHEAP_PAGES_SEGMENT)
+        clheap_pages_free_frames(h, seg + count - 1u, ~clheap_ones64(used));
+    return seg * CLHEAP_PAGES_SEGMENT;
 }
 
+/* Releases frames [first, first + frames): whole segments into W, one OR per W
+ * container; frames of broken segments into F. */
 static CLHEAP_INLINE void clheap_pages_put(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 first, clheap_u32 frames)
 {
-    clheap_pages_release_range(h, first, first + frames);
+    clheap_u32 wdesc = clheap_pages_segments_desc(h), end = first + frames;
+    for (clheap_u32 f = first; f < end;) {
+        clheap_u32 s = f / CLHEAP_PAGES_SEGMENT, lo = f % CLHEAP_PAGES_SEGMENT;
+        if (lo == 0u && end - f >= CLHEAP_PAGES_SEGMENT) {
+            clheap_u32 k = (end - f) / CLHEAP_PAGES_SEGMENT, room = 64u - (s & 63u);
+            k = k < room ? k : room;
+            clheap_bm_put_bits(h, wdesc, s >> 6, clheap_ones64(k) << (s & 63u));
+            f += k * CLHEAP_PAGES_SEGMENT;
+            continue;
+        }
+        clheap_u32 n = end - f < CLHEAP_PAGES_SEGMENT - lo ? end - f : CLHEAP_PAGES_SEGMENT - lo;
+        clheap_pages_free_frames(h, s, clheap_ones64(n) << lo);
+        f += n;
+    }
 }
 
-/* Initialisation, container i of every level of B_o (one work-item per container):
- * the pool is whole segments (the host plans it so), all free in B_S; B_o for o < S
- * starts empty. */
-static CLHEAP_INLINE void clheap_pages_init_container(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 o, clheap_u32 i)
+/* Initialisation, container i of every level of F (which = 0, empty) or W (which = 1,
+ * every segment free); one work-item per container. */
+static CLHEAP_INLINE void clheap_pages_init_container(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 which, clheap_u32 i)
 {
-    clheap_bm_init_container(h, clheap_pages_desc(h, o), i, o == h[CLHEAP_HDR_SEGMENT_ORDER]);
+    clheap_bm_init_container(h, which ? clheap_pages_segments_desc(h) : (clheap_u32)CLHEAP_BM_FREE, i, (int)which);
 }
 
 #endif

@@ -14,6 +14,9 @@
 
 #define CLHEAP_GLOBAL __global
 #define CLHEAP_INLINE inline
+/* Before a bounded retry loop whose body inlines a large path: unrolled, the copies
+ * multiplied until NVIDIA's compiler took minutes over one program. */
+#define CLHEAP_NO_UNROLL _Pragma("unroll 1")
 typedef uint clheap_u32;
 typedef ulong clheap_u64;
 typedef ulong clheap_size;
@@ -74,6 +77,7 @@ static CLHEAP_INLINE void clheap_fence_acquire(void) { read_mem_fence(CLK_GLOBAL
 
 #define CLHEAP_GLOBAL
 #define CLHEAP_INLINE inline
+#define CLHEAP_NO_UNROLL
 typedef uint32_t clheap_u32;
 typedef uint64_t clheap_u64;
 typedef size_t clheap_size;

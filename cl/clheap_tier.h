@@ -7,8 +7,9 @@
  *          and go back to it when the block empties, so memory freed by one tier is
  *          reusable by the other.
  *   large  larger requests are runs of whole frames from the page tier
- *          (cl/clheap_pages.h: a segmented buddy system over hierarchical bitmaps; the
- *          unused tail of a power-of-two piece is given back at once).
+ *          (cl/clheap_pages.h: 64-frame segments and the free frames of broken
+ *          ones in two hierarchical bitmaps; the unused tail of a run is given back
+ *          at once).
  *
  * Fast path of a small malloc (after Gallatin and LLVM libc's GPU malloc, which claim
  * one range of slots per warp): each (class, work-group slot) has a 64-bit hint in the
@@ -107,9 +108,9 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_open_run(CLHEAP_GLOBAL clheap_u32 *h
         clheap_store32(header + CLHEAP_BLOCK_WORD_CLASS, c + 1u);
     }
     clheap_fence_release(); /* headers before the blocks are listed or their slots handed out */
-    /* One OR per container lists the blocks (a run is a buddy piece of at most 64
-     * frames, so one OR unless the pool is too small for pieces): 64 dependent ORs made
-     * the opener, and the requests that fall back while it works, wait on its latency. */
+    /* One OR per container lists the blocks (a run is at most 64 frames, one segment,
+     * so one OR): 64 dependent ORs made the opener, and the requests that fall back
+     * while it works, wait on its latency. */
     clheap_u64 listed = 0;
     for (clheap_u32 b = run; b < run + blocks * frames; b += frames) {
         listed |= (clheap_u64)1 << (b & 63u);
@@ -210,10 +211,12 @@ static CLHEAP_INLINE void clheap_tier_close_runs(CLHEAP_GLOBAL clheap_u32 *h, cl
 static CLHEAP_INLINE clheap_u32 clheap_tier_reserve_slow(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c,
                                                          clheap_u32 want, clheap_u32 seed, clheap_u64 *got)
 {
-    clheap_u32 frame = clheap_block_reserve_any(h, c, want, seed, got);
-    if (frame == CLHEAP_BM_FAIL) {
-        clheap_tier_close_runs(h, c);
-        frame = clheap_block_reserve_any(h, c, want, seed ^ 0x68E31DA4u, got);
+    clheap_u32 frame = CLHEAP_BM_FAIL;
+    CLHEAP_NO_UNROLL
+    for (clheap_u32 attempt = 0; attempt < 2u && frame == CLHEAP_BM_FAIL; attempt++) {
+        if (attempt)
+            clheap_tier_close_runs(h, c);
+        frame = clheap_block_reserve_any(h, c, want, attempt ? seed ^ 0x68E31DA4u : seed, got);
     }
     return frame;
 }
@@ -250,10 +253,12 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_large(CLHEAP_GLOBAL clheap_u3
         clheap_count_error(h, CLHEAP_HDR_ERR_BAD_SIZE);
         return 0u;
     }
-    clheap_u32 f = clheap_pages_take(h, frames, seed);
-    if (f == CLHEAP_BM_FAIL) { /* the runs' unused slots may hold the frames it needs */
-        clheap_tier_close_runs(h, CLHEAP_MAX_CLASSES);
-        f = clheap_pages_take(h, frames, seed ^ 0x68E31DA4u);
+    clheap_u32 f = CLHEAP_BM_FAIL;
+    CLHEAP_NO_UNROLL
+    for (clheap_u32 attempt = 0; attempt < 2u && f == CLHEAP_BM_FAIL; attempt++) {
+        if (attempt) /* the runs' unused slots may hold the frames it needs */
+            clheap_tier_close_runs(h, CLHEAP_MAX_CLASSES);
+        f = clheap_pages_take(h, frames, attempt ? seed ^ 0x68E31DA4u : seed);
     }
     if (f == CLHEAP_BM_FAIL) {
         clheap_count_error(h, CLHEAP_HDR_ERR_OUT_OF_MEMORY);

@@ -121,17 +121,11 @@ static int describe_bitmap(uint32_t *h, uint32_t index, uint64_t bits, uint64_t 
     return 1;
 }
 
-/* TierAlloc's segment order S: segments of 2^S frames, at least 64 of them where the
- * pool allows (concurrent openers spread over them), at most 4 MiB of 1 KiB frames,
- * and no smaller than the largest block (64 frames). 0 if the pool has under 64 frames. */
+/* TierAlloc's segments are 64 frames, one container of the frame bitmap
+ * (cl/clheap_pages.h): S = 6, or 0 if the pool has under one segment. */
 static uint32_t tier_segment_order(uint64_t frames)
 {
-    if (frames < 64)
-        return 0;
-    uint32_t s = 6;
-    while (s < 12 && (frames >> (s + 1)) >= 64)
-        s++;
-    return s;
+    return frames < 64 ? 0 : 6;
 }
 
 /* TierAlloc's runs (cl/clheap_tier.h): blocks opened together for one hint, up to 64
@@ -151,13 +145,13 @@ static void plan_runs(uint32_t *h, uint64_t frames)
     }
 }
 
-/* Units of the bitmaps for n items: `bitmaps` of n bits, and for TierAlloc's orders
- * 1..S one of n >> o bits each. */
+/* Units of the bitmaps for n items: `bitmaps` of n bits, and for TierAlloc (segment
+ * order S > 0) one of n >> S bits, its whole free segments. */
 static uint64_t bitmap_units(uint64_t n, uint32_t bitmaps, uint32_t segment_order)
 {
     uint64_t units = bitmaps * ((bitmap_containers(n, NULL) * 8 + CLHEAP_UNIT - 1) / CLHEAP_UNIT);
-    for (uint32_t o = 1; o <= segment_order; o++)
-        units += (bitmap_containers(n >> o, NULL) * 8 + CLHEAP_UNIT - 1) / CLHEAP_UNIT;
+    if (segment_order)
+        units += (bitmap_containers(n >> segment_order, NULL) * 8 + CLHEAP_UNIT - 1) / CLHEAP_UNIT;
     return units;
 }
 
@@ -214,8 +208,7 @@ static clheap_status plan_bitmap_kinds(const clheap_heap_config *config, uint64_
             break;
     }
     /* TierAlloc: whole segments only, so that a request for the whole pool is a run of
-     * segments (what this leaves unused is under one segment: at most 4 MiB, 1/64 of the
-     * pool in small heaps). */
+     * segments (what this leaves unused is under one segment, 63 frames). */
     if (tier) {
         n = (n >> segment_order) << segment_order;
         plan_runs(h, n);
@@ -225,14 +218,13 @@ static clheap_status plan_bitmap_kinds(const clheap_heap_config *config, uint64_
     for (uint32_t b = 0; b < bitmaps; b++)
         if (!describe_bitmap(h, b, n, &unit))
             return CLHEAP_ERROR_SIZE_TOO_LARGE;
-    for (uint32_t o = 1; o <= segment_order; o++) /* TierAlloc: B_o follows the class bitmaps */
-        if (!describe_bitmap(h, bitmaps + o - 1, n >> o, &unit))
-            return CLHEAP_ERROR_SIZE_TOO_LARGE;
+    if (segment_order && !describe_bitmap(h, bitmaps, n >> segment_order, &unit)) /* TierAlloc's segments */
+        return CLHEAP_ERROR_SIZE_TOO_LARGE;
     h[CLHEAP_HDR_SEGMENT_ORDER] = segment_order;
     h[CLHEAP_HDR_BITMAP_UNITS] = (uint32_t)(unit - header_units);
     uint64_t containers = bitmap_containers(n, NULL);
     layout->chunk_count = (uint32_t)(containers > n ? containers : n); /* init work-items */
-    layout->bitmap_count = bitmaps + segment_order;
+    layout->bitmap_count = bitmaps + (segment_order ? CLHEAP_PAGE_BITMAPS : 0);
     if (blocks) {
         h[CLHEAP_HDR_BLOCK_HEADERS] = (uint32_t)unit;
         unit += n * CLHEAP_BLOCK_HEADER_UNITS;

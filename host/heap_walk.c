@@ -165,43 +165,44 @@ static uint64_t class_slots(const uint32_t *w, uint32_t c)
     return capacity == 64 ? ~0ull : ((1ull << capacity) - 1);
 }
 
-/* TierAlloc's order-o free-piece bitmap (cl/clheap_pages.h). */
-static uint32_t pages_desc(const uint32_t *w, uint32_t o)
+/* TierAlloc's whole free segments' bitmap (cl/clheap_pages.h). */
+static uint32_t segments_desc(const uint32_t *w)
 {
-    return o == 0 ? (uint32_t)CLHEAP_BM_FREE : (uint32_t)CLHEAP_BM_DESC(2 * w[CLHEAP_HDR_CLASS_COUNT] + o);
+    return CLHEAP_BM_SEGMENTS(w[CLHEAP_HDR_CLASS_COUNT]);
 }
 
-/* TierAlloc: marks the frames of every free piece in free_map (P1: disjoint), counts the
- * buddies left unmerged (P2's exception) as stale hints. */
+/* TierAlloc: marks the frames of every whole free segment and every free frame of a
+ * broken one in free_map (P1: disjoint, a whole segment has no frame in F), counts the
+ * broken segments that are all free (P2's exception) as stale hints. */
 static clheap_status walk_pages(const uint32_t *w, uint8_t *free_map, clheap_heap_stats *s, char *what, size_t len)
 {
     uint32_t top = w[CLHEAP_HDR_SEGMENT_ORDER], frames = w[CLHEAP_HDR_FRAME_COUNT];
-    if (top < 6 || top > 12 || (frames >> top) == 0 || frames % (1u << top))
+    if (top != 6 || (frames >> top) == 0 || frames % (1u << top))
         return clheap_report_violation(what, len, "segment order %u does not fit %u frames", top, frames);
     if (w[CLHEAP_HDR_PAGES_SPLITTING])
-        return clheap_report_violation(what, len, "%u segment splits still counted", w[CLHEAP_HDR_PAGES_SPLITTING]);
-    for (uint32_t o = 0; o <= top; o++) {
-        uint32_t desc = pages_desc(w, o);
-        uint64_t bits = w[desc + CLHEAP_BM_BITS];
-        if (bits != frames >> o)
-            return clheap_report_violation(what, len, "order %u bitmap has %llu bits, not %u", o,
-                                           (unsigned long long)bits, frames >> o);
-        const uint64_t *c = bm_level(w, desc, 0);
-        for (uint64_t i = 0; i < (bits + 63) / 64; i++) {
-            for (uint64_t v = c[i]; v; v &= v - 1) {
-                uint64_t p = i * 64 + (uint64_t)__builtin_ctzll(v);
-                for (uint64_t f = p << o; f < (p + 1) << o; f++) {
-                    if (f >= frames || free_map[f])
-                        return clheap_report_violation(what, len, "frame %llu is in two free pieces (order %u piece %llu)",
-                                                       (unsigned long long)f, o, (unsigned long long)p);
-                    free_map[f] = 1;
-                }
-                s->free_pieces++;
-                s->free_segments += o == top;
-                if (o < top && !(p & 1) && (c[i] >> ((p + 1) % 64) & 1))
-                    s->stale_hints++; /* two free buddies: a merge gave up */
-            }
+        return clheap_report_violation(what, len, "%u segment breaks still counted", w[CLHEAP_HDR_PAGES_SPLITTING]);
+    uint32_t segments = frames >> top;
+    if (w[CLHEAP_BM_FREE + CLHEAP_BM_BITS] != frames || w[segments_desc(w) + CLHEAP_BM_BITS] != segments)
+        return clheap_report_violation(what, len, "page bitmaps have %u and %u bits, not %u frames and %u segments",
+                                       w[CLHEAP_BM_FREE + CLHEAP_BM_BITS], w[segments_desc(w) + CLHEAP_BM_BITS], frames,
+                                       segments);
+    const uint64_t *whole = bm_level(w, segments_desc(w), 0), *broken = bm_level(w, CLHEAP_BM_FREE, 0);
+    for (uint32_t g = 0; g < segments; g++) {
+        uint64_t v = broken[g];
+        if (whole[g / 64] >> (g % 64) & 1) {
+            if (v)
+                return clheap_report_violation(what, len, "segment %u is whole and free but has frames in the frame bitmap", g);
+            memset(free_map + (uint64_t)g * 64, 1, 64);
+            s->free_pieces++;
+            s->free_segments++;
+            continue;
         }
+        s->stale_hints += v == ~0ull; /* completed, but its move to the segments lost a race */
+        for (uint32_t b = 0; b < 64; b++)
+            if (v >> b & 1) {
+                free_map[(uint64_t)g * 64 + b] = 1;
+                s->free_pieces += b == 0 || !(v >> (b - 1) & 1);
+            }
     }
     s->segment_frames = 1u << top;
     return CLHEAP_SUCCESS;
@@ -348,13 +349,13 @@ static clheap_status walk_runs(const uint32_t *w, uint8_t *free_map, clheap_heap
 }
 
 /* Bitmaps of a bitmap kind: 1 (BitmapAlloc), 1 + 2 * classes (BlockAlloc), and
- * TierAlloc's orders 1..S after those. */
+ * TierAlloc's segments after those. */
 static uint32_t bitmap_count(const uint32_t *w)
 {
     clheap_allocator a = (clheap_allocator)w[CLHEAP_HDR_KIND];
     if (!clheap_allocator_has_blocks(a))
         return 1;
-    return 1 + 2 * w[CLHEAP_HDR_CLASS_COUNT] + (a == CLHEAP_TIER_ALLOC ? w[CLHEAP_HDR_SEGMENT_ORDER] : 0);
+    return 1 + 2 * w[CLHEAP_HDR_CLASS_COUNT] + (a == CLHEAP_TIER_ALLOC ? CLHEAP_PAGE_BITMAPS : 0);
 }
 
 /* Free frames as runs of the largest free piece: the largest free region in bytes. */
@@ -372,7 +373,7 @@ static clheap_status walk_bitmap_kind(const uint32_t *w, clheap_heap_stats *s, c
 {
     clheap_allocator a = (clheap_allocator)w[CLHEAP_HDR_KIND];
     uint32_t count = bitmap_count(w);
-    if (count > 1 + 2 * CLHEAP_MAX_CLASSES + CLHEAP_MAX_SEGMENT_ORDER)
+    if (count > 1 + 2 * CLHEAP_MAX_CLASSES + CLHEAP_PAGE_BITMAPS)
         return clheap_report_violation(what, len, "%u bitmaps do not fit the header", count);
     for (uint32_t b = 0; b < count; b++) {
         char name[32];
@@ -469,18 +470,16 @@ uint64_t clheap_heap_repair_image(uint32_t *w, uint64_t unit_count)
     if (!clheap_allocator_is_bitmap(a))
         return 0;
     uint64_t changed = 0;
-    if (a == CLHEAP_TIER_ALLOC) /* merge buddies a contended merge left apart (P2) */
-        for (uint32_t o = 0; o < w[CLHEAP_HDR_SEGMENT_ORDER]; o++) {
-            uint64_t *c = (uint64_t *)bm_level(w, pages_desc(w, o), 0);
-            uint64_t *up = (uint64_t *)bm_level(w, pages_desc(w, o + 1), 0);
-            uint64_t bits = w[pages_desc(w, o) + CLHEAP_BM_BITS];
-            for (uint64_t p = 0; p + 1 < bits; p += 2)
-                if ((c[p / 64] >> (p % 64) & 1) && (c[p / 64] >> ((p + 1) % 64) & 1)) {
-                    c[p / 64] &= ~(3ull << (p % 64));
-                    up[p / 128] |= 1ull << ((p / 2) % 64);
-                    changed++;
-                }
-        }
+    if (a == CLHEAP_TIER_ALLOC) { /* move completed segments whose move lost a race (P2) */
+        uint64_t *broken = (uint64_t *)bm_level(w, CLHEAP_BM_FREE, 0);
+        uint64_t *whole = (uint64_t *)bm_level(w, segments_desc(w), 0);
+        for (uint32_t g = 0; g < w[segments_desc(w) + CLHEAP_BM_BITS]; g++)
+            if (broken[g] == ~0ull) {
+                broken[g] = 0;
+                whole[g / 64] |= 1ull << (g % 64);
+                changed++;
+            }
+    }
     if (clheap_allocator_has_blocks(a)) {
         uint32_t frames = w[CLHEAP_HDR_FRAME_COUNT], classes = w[CLHEAP_HDR_CLASS_COUNT];
         for (uint32_t c = 0; c < classes; c++) {

@@ -490,8 +490,7 @@ static void check_reports_corruption(void **state)
                          CL_SUCCESS);
         /* TierAlloc: its whole free segments' bitmap, the one that starts full. */
         const uint32_t *d = header + (t->allocator == CLHEAP_TIER_ALLOC
-                                          ? CLHEAP_BM_DESC(2 * header[CLHEAP_HDR_CLASS_COUNT] +
-                                                           header[CLHEAP_HDR_SEGMENT_ORDER])
+                                          ? CLHEAP_BM_SEGMENTS(header[CLHEAP_HDR_CLASS_COUNT])
                                           : CLHEAP_BM_DESC(0));
         offset = (size_t)d[CLHEAP_BM_UNIT] * 16 + (size_t)d[CLHEAP_BM_LEVEL0 + d[CLHEAP_BM_LEVELS] - 1] * 8;
         memset(garbage, 0, sizeof garbage);

@@ -368,8 +368,8 @@ static void one_size_at_90_percent_never_null(void **state)
 
 /* Sizes 16 B - 1 MiB, log-uniform, up to 75% of the pool live on a fresh heap: not one
  * NULL. Then about half is freed and new requests bring the live bytes back to 75%: the
- * NULLs of those rounds are printed, not asserted. The buddy tier's fragmentation after
- * churn still makes some (issue 8 stays open for it). */
+ * NULLs of those rounds are printed, not asserted: fragmentation after churn still makes
+ * a few (issue 8 stays open for it). */
 static void mixed_sizes_at_75_percent_never_null(void **state)
 {
     tier_test *t = *state;

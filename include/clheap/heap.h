@@ -115,11 +115,11 @@ typedef struct clheap_heap_stats {
     uint64_t class_objects[32];  /* live objects per class */
     double slot_fragmentation;   /* DynaSOAr's metric: unused slots / slots of allocated blocks */
     /* TierAlloc's page tier */
-    uint32_t segment_frames;     /* frames per segment (2^S) */
+    uint32_t segment_frames;     /* frames per segment (64) */
     uint64_t frame_bytes;
     uint64_t block_bytes;        /* frames held by blocks (the small tier) */
     uint64_t large_count, large_bytes; /* large allocations and the frames they hold */
-    uint64_t free_pieces;        /* free buddy pieces, all orders */
+    uint64_t free_pieces;        /* whole free segments, and runs of free frames in broken ones */
     uint64_t free_segments;      /* whole free segments */
     uint64_t run_slots;          /* slots held by the small tier's run hints, not yet handed out
                                     (counted in no class_objects) */
