@@ -193,32 +193,30 @@ static CLHEAP_INLINE clheap_u32 clheap_blocks_malloc_warp(__global clheap_u32 *h
     clheap_u32 lane = clheap_ptx_laneid();
     clheap_u32 leader = 31u - clz(peers & (0u - peers));
     clheap_u32 rank = popcount(peers & ((1u << lane) - 1u)), n = popcount(peers);
-    clheap_u32 frame = CLHEAP_BM_FAIL, run = 0u, first = 0u, k = 0u;
-    clheap_u64 got = 0;
-    if (lane == leader) {
 #if CLHEAP_ALLOCATOR == CLHEAP_KIND_TIER
-        k = clheap_tier_take_many(h, c, n, clheap_rotation_seed(), &run, &first, &frame, &got);
-#else
-        frame = clheap_block_reserve_any(h, c, n, clheap_rotation_seed(), &got);
-#endif
-    }
+    clheap_tier_grant g = {0u, 0u, 0u, 0u, 0u, CLHEAP_BM_FAIL, 0u};
+    if (lane == leader)
+        clheap_tier_take_many(h, c, n, clheap_rotation_seed(), &g);
     clheap_ptx_syncwarp(peers); /* the leader's branch */
-    k = clheap_ptx_shfl(peers, k, leader);
-#if CLHEAP_ALLOCATOR == CLHEAP_KIND_TIER
-    run = clheap_ptx_shfl(peers, run, leader);
-    first = clheap_ptx_shfl(peers, first, leader);
-#endif
+    g.run = clheap_ptx_shfl(peers, g.run, leader);
+    g.first = clheap_ptx_shfl(peers, g.first, leader);
+    g.k = clheap_ptx_shfl(peers, g.k, leader);
+    g.run2 = clheap_ptx_shfl(peers, g.run2, leader);
+    g.k2 = clheap_ptx_shfl(peers, g.k2, leader);
+    g.frame = clheap_ptx_shfl(peers, g.frame, leader);
+    g.got = clheap_ptx_shfl64(peers, g.got, leader);
+    clheap_u32 unit = clheap_tier_grant_unit(h, c, &g, rank);
+    return unit ? unit : clheap_tier_malloc_unit(h, bytes, clheap_rotation_seed() + 0x5bd1e995u);
+#else
+    clheap_u32 frame = CLHEAP_BM_FAIL;
+    clheap_u64 got = 0;
+    if (lane == leader)
+        frame = clheap_block_reserve_any(h, c, n, clheap_rotation_seed(), &got);
+    clheap_ptx_syncwarp(peers); /* the leader's branch */
     frame = clheap_ptx_shfl(peers, frame, leader);
     got = clheap_ptx_shfl64(peers, got, leader);
-#if CLHEAP_ALLOCATOR == CLHEAP_KIND_TIER
-    if (rank < k)
-        return clheap_tier_run_unit(h, run, c, first + rank);
-#endif
-    if (frame != CLHEAP_BM_FAIL && rank - k < clheap_popcount64(got))
-        return clheap_slot_unit(h, frame, c, clheap_nth_bit(got, rank - k));
-#if CLHEAP_ALLOCATOR == CLHEAP_KIND_TIER
-    return clheap_tier_malloc_unit(h, bytes, clheap_rotation_seed() + 0x5bd1e995u);
-#else
+    if (frame != CLHEAP_BM_FAIL && rank < clheap_popcount64(got))
+        return clheap_slot_unit(h, frame, c, clheap_nth_bit(got, rank));
     return clheap_blocks_malloc_unit(h, bytes, clheap_rotation_seed() + 0x5bd1e995u);
 #endif
 }

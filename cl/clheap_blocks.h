@@ -231,7 +231,7 @@ static CLHEAP_INLINE clheap_u32 clheap_block_new(CLHEAP_GLOBAL clheap_u32 *h, cl
                                                  clheap_u32 seed, clheap_u64 *got)
 {
     clheap_u32 frames = h[CLHEAP_HDR_CLASS_FRAMES + c];
-    clheap_u32 frame = clheap_frames_from_pages(h) ? clheap_pages_take(h, frames, seed)
+    clheap_u32 frame = clheap_frames_from_pages(h) ? clheap_pages_take(h, frames, seed, 1)
                                                    : clheap_bm_try_take_run(h, CLHEAP_BM_FREE, frames, seed);
     if (frame == CLHEAP_BM_FAIL)
         return CLHEAP_BM_FAIL;

@@ -32,15 +32,16 @@
  *             frames, OR the other 64 - m into F. Linearisation point: the AND.
  *   take(64)  clear a W bit near the low end.
  *   take(m), m > 64   n = ceil(m / 64) segments: an aligned run of n W bits inside one
- *             container near the high end (one AND), else a run anywhere (best fit
+ *             container near the high end (the low end for the small tier's runs; one
+ *             AND), else a run anywhere (best fit
  *             over W, one AND per container, rolled back if a bit was gone); the last
  *             segment's unused frames go into F.
  *   release   whole segments: one OR into W per W container. Frames of a broken
  *             segment: one OR into F; if that made the container all ones, a CAS of it
  *             from all ones to 0 moves the segment to W. A failed CAS means a taker got
  *             frames first: the segment is broken again, correctly in F.
- * Placement by size: pieces of up to a segment from the low end, larger ones from the
- * high end. Small long-lived pieces scattered over the pool leave no region whole for
+ * Placement by size: pieces of up to a segment and the small tier's runs from the low
+ * end, larger ones from the high end. Small long-lived pieces scattered over the pool leave no region whole for
  * a large request (address-ordered first fit's lesson); at the ends, what is freed in
  * the middle becomes whole segments again.
  *
@@ -212,6 +213,12 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_fit(CLHEAP_GLOBAL clheap_u32 *
         }
         if (++seen >= look)
             return CLHEAP_BM_FAIL;
+        /* Re-read which containers are not empty: under a burst the word read before
+         * names containers emptied since, and walking those used up the looks (H100,
+         * 2^12 x 256 KiB: most requests then ended in the scan of every segment). */
+        if (levels > 1u)
+            next = clheap_load64(clheap_bm_container(h, desc, 1u, word)) &
+                   (high ? clheap_ones64(c & 63u) : ~clheap_ones64((c & 63u) + 1u));
         while (!next) { /* the next level-1 word towards the other end; an empty one counts as a look */
             if (levels <= 1u || (high ? word == 0u : (word + 1u) * 64u >= containers) || ++seen >= look)
                 return CLHEAP_BM_FAIL;
@@ -380,8 +387,10 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_segments(CLHEAP_GLOBAL clheap_
     return CLHEAP_BM_FAIL;
 }
 
-/* Takes `frames` contiguous frames; returns the first, or FAIL. */
-static CLHEAP_INLINE clheap_u32 clheap_pages_take(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frames, clheap_u32 seed)
+/* Takes `frames` contiguous frames; returns the first, or FAIL. Placement: from the low
+ * end if small (blocks and the small tier's runs, whatever their size), else by size. */
+static CLHEAP_INLINE clheap_u32 clheap_pages_take(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frames, clheap_u32 seed,
+                                                  int small)
 {
     if (frames <= CLHEAP_PAGES_SEGMENT)
         return clheap_pages_take_frames(h, frames, seed);
@@ -393,7 +402,7 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take(CLHEAP_GLOBAL clheap_u32 *h, c
      * takes, most requests ending in that scan). */
     clheap_u32 width = clheap_pages_width(h);
     if (count <= 64u)
-        seg = clheap_pages_take_fit(h, clheap_pages_segments_desc(h), count, CLHEAP_PAGES_BY_ENDS, width > 1u, seed,
+        seg = clheap_pages_take_fit(h, clheap_pages_segments_desc(h), count, CLHEAP_PAGES_BY_ENDS && !small, width > 1u, seed,
                                     64u, width == 1u ? 1u : width * count < 64u ? width * count : 64u);
     if (seg == CLHEAP_BM_FAIL)
         seg = clheap_pages_take_segments(h, count, seed);

@@ -15,14 +15,16 @@
  * one range of slots per warp): each (class, work-group slot) has a 64-bit hint in the
  * header (HINTS(c) slots per class: fewer, or none, where the pool cannot afford a run
  * per slot) naming a run of RUN(c) consecutive blocks opened together (one page-tier take
- * of up to 64 frames: 4096 slots of 16 B) and how many of its slots it has handed out.
+ * of up to 64 frames, one segment: 4096 slots of 16 B) and how many of its slots it has
+ * handed out.
  * A request (on NVIDIA a whole warp's worth of one class, through inline PTX) takes n
  * slots with one atomic add on the hint, no bitmap search and no block header touched.
  * A run's slots are all reserved in its blocks' allocation bitmaps when it opens, so no
  * other path can take them; freeing one makes its block findable as BlockAlloc's are.
  * The request whose add crosses the run's end is the only one that opens the next run
  * and installs it with an exchange (so no two openers race, and no one waits for the
- * opener: the others fall back). The fallback is BlockAlloc's search of the class's
+ * opener: the others fall back); it takes what the old run lacked from the new one's
+ * first slots, counted in the installed hint. The fallback is BlockAlloc's search of the class's
  * active blocks and opening single blocks; when that fails, the class's runs are
  * closed (a CAS of each live hint to 0, then their unhanded slots are freed) and the
  * search tried again, so memory held by hints never makes malloc report a full heap.
@@ -89,13 +91,14 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_run_unit(CLHEAP_GLOBAL clheap_u32 *h
     return clheap_slot_unit(h, run + index / capacity * h[CLHEAP_HDR_CLASS_FRAMES + c], c, index % capacity);
 }
 
-/* Opens a run of class c: RUN(c) blocks in one piece of the page tier, every slot
- * reserved (frames from the page tier have all allocation bits set, T2), so only the
- * hint hands them out. Returns its first frame, or FAIL. */
-static CLHEAP_INLINE clheap_u32 clheap_tier_open_run(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 seed)
+/* Opens a run of `blocks` blocks of class c in one piece of the page tier (a hint's has
+ * RUN(c)), every slot reserved (frames from the page tier have all allocation bits set,
+ * T2), so only its opener hands them out. Returns its first frame, or FAIL. */
+static CLHEAP_INLINE clheap_u32 clheap_tier_open_run(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 blocks,
+                                                     clheap_u32 seed)
 {
-    clheap_u32 frames = h[CLHEAP_HDR_CLASS_FRAMES + c], blocks = h[CLHEAP_HDR_CLASS_RUN + c];
-    clheap_u32 run = clheap_pages_take(h, blocks * frames, seed);
+    clheap_u32 frames = h[CLHEAP_HDR_CLASS_FRAMES + c];
+    clheap_u32 run = clheap_pages_take(h, blocks * frames, seed, 1);
     if (run == CLHEAP_BM_FAIL)
         return run;
     clheap_fence_acquire(); /* the frames' last owner released them after its header writes */
@@ -108,9 +111,9 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_open_run(CLHEAP_GLOBAL clheap_u32 *h
         clheap_store32(header + CLHEAP_BLOCK_WORD_CLASS, c + 1u);
     }
     clheap_fence_release(); /* headers before the blocks are listed or their slots handed out */
-    /* One OR per container lists the blocks (a run is at most 64 frames, one segment,
-     * so one OR): 64 dependent ORs made the opener, and the requests that fall back
-     * while it works, wait on its latency. */
+    /* One OR per container lists the blocks (one OR for a run of one segment): 64
+     * dependent ORs made the opener, and the requests that fall back while it works,
+     * wait on its latency. */
     clheap_u64 listed = 0;
     for (clheap_u32 b = run; b < run + blocks * frames; b += frames) {
         listed |= (clheap_u64)1 << (b & 63u);
@@ -123,57 +126,62 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_open_run(CLHEAP_GLOBAL clheap_u32 *h
     return run;
 }
 
-/* Frees the slots [from, RUN(c) * CAPACITY(c)) of a run nobody hands out any more. */
+/* Frees the slots [from, blocks * CAPACITY(c)) of a run nobody hands out any more. */
 static CLHEAP_INLINE void clheap_tier_release_run(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 run, clheap_u32 c,
-                                                  clheap_u32 from)
+                                                  clheap_u32 from, clheap_u32 blocks)
 {
     clheap_u32 capacity = h[CLHEAP_HDR_CLASS_CAPACITY + c], frames = h[CLHEAP_HDR_CLASS_FRAMES + c];
-    for (clheap_u32 b = from / capacity; b < h[CLHEAP_HDR_CLASS_RUN + c]; b++) {
+    for (clheap_u32 b = from / capacity; b < blocks; b++) {
         clheap_u32 lo = b == from / capacity ? from % capacity : 0u;
         clheap_u64 bits = clheap_class_slots(h, c) & ~(lo ? clheap_ones64(lo) : (clheap_u64)0);
         clheap_block_release_slots(h, run + b * frames, c, bits);
     }
 }
 
-/* Hands out up to n slots of class c from the run of this work-group slot's hint.
- * Returns how many (k), the run's first frame in *run and the first index in *first:
- * the slots are indices [first, first + k). The request whose add crosses the run's
- * end (or the first on an empty hint) is the only one that opens the next run. */
-static CLHEAP_INLINE clheap_u32 clheap_tier_run_take(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 n,
-                                                     clheap_u32 seed, clheap_u32 *run, clheap_u32 *first)
+/* What a request for n slots of one class got: indices [first, first + k) of the run at
+ * `run`, then [0, k2) of the run at `run2` (the next run, which this request opened),
+ * then the slots `got` of the block at `frame` (FAIL if none); the rest go alone. */
+typedef struct {
+    clheap_u32 run, first, k, run2, k2, frame;
+    clheap_u64 got;
+} clheap_tier_grant;
+
+/* Hands out up to n slots of class c from the run of this work-group slot's hint, into
+ * g's two run ranges. The request whose add crosses the run's end (or the first on an
+ * empty hint) is the only one that opens the next run; it takes what the old run could
+ * not give it from the new one (before, it opened a block for them: a second take from
+ * the page tier on the launch's critical path). */
+static CLHEAP_INLINE void clheap_tier_run_take(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 n,
+                                               clheap_u32 seed, clheap_tier_grant *g)
 {
     clheap_u32 hints = h[CLHEAP_HDR_CLASS_HINTS + c];
     if (!hints)
-        return 0u; /* a class whose runs the pool cannot afford: blocks only */
+        return; /* a class whose runs the pool cannot afford: blocks only */
     CLHEAP_GLOBAL clheap_u64 *hint = clheap_tier_hint_at(h, c, clheap_group_index() % hints);
     clheap_u32 total = clheap_tier_run_slots(h, c);
     clheap_u64 old = clheap_add64(hint, n);
-    clheap_u32 f = (clheap_u32)(old >> 32), t = (clheap_u32)old, k = 0;
+    clheap_u32 f = (clheap_u32)(old >> 32), t = (clheap_u32)old;
     if (f && t < total) {
-        k = n < total - t ? n : total - t;
-        *run = f - 1u;
-        *first = t;
+        g->k = n < total - t ? n : total - t;
+        g->run = f - 1u;
+        g->first = t;
         if (t + n < total)
-            return k;
+            return;
     } else if (f || t) {
-        return 0u; /* a used-up run whose opener is at work, or an empty hint being opened */
+        return; /* a used-up run whose opener is at work, or an empty hint being opened */
     }
-    /* This request opens the next run (no other can while the hint is used up or empty),
-     * keeping what it still needs when the old run gave it nothing. */
-    clheap_u32 next = clheap_tier_open_run(h, c, seed);
+    /* This request opens the next run (no other can while the hint is used up or empty). */
+    clheap_u32 next = clheap_tier_open_run(h, c, h[CLHEAP_HDR_CLASS_RUN + c], seed);
     if (next == CLHEAP_BM_FAIL) {
         clheap_xchg64(hint, 0); /* empty: the next request tries to open one */
-        return k;
+        return;
     }
-    clheap_u32 keep = k ? 0u : n < total ? n : total; /* a warp may want more than a run */
+    clheap_u32 need = n - g->k, keep = need < total ? need : total; /* a warp may want more than a run */
     /* A run this request used up at once is not installed: the hint stays empty, so the
      * next request opens one (a used-up hint would have no opener left). */
     clheap_xchg64(hint, keep < total ? ((clheap_u64)(next + 1u) << 32) | keep : 0u);
-    if (k)
-        return k;
-    *run = next;
-    *first = 0u;
-    return keep;
+    g->run2 = next;
+    g->k2 = keep;
 }
 
 /* Ends the run a hint hands out, if one is live, and frees its remaining slots. */
@@ -188,7 +196,7 @@ static CLHEAP_INLINE void clheap_tier_close_hint(CLHEAP_GLOBAL clheap_u32 *h, cl
             return; /* empty, or used up: its opener owns it */
         clheap_u64 seen = clheap_cas64(hint, v, 0);
         if (seen == v) {
-            clheap_tier_release_run(h, f - 1u, c, t);
+            clheap_tier_release_run(h, f - 1u, c, t, h[CLHEAP_HDR_CLASS_RUN + c]);
             return;
         }
         v = seen;
@@ -221,20 +229,53 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_reserve_slow(CLHEAP_GLOBAL clheap_u3
     return frame;
 }
 
-/* n requests of class c served together (a warp's, on NVIDIA): the first k (returned)
- * from the run (indices [*first, *first + k) of the run at *run), the next
- * popcount(*got) from one block (*frame; FAIL if none); the rest go alone. */
-static CLHEAP_INLINE clheap_u32 clheap_tier_take_many(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 n,
-                                                      clheap_u32 seed, clheap_u32 *run, clheap_u32 *first,
-                                                      clheap_u32 *frame, clheap_u64 *got)
+/* n requests of class c served together (a warp's, on NVIDIA): from the hint's run;
+ * then, if more than one block holds and the hint opened nothing for them, from a run
+ * of their own (its unwanted slots freed at once, so others find its blocks); then
+ * from one block (see clheap_tier_grant).
+ * Why the run of their own: while a hint's opener works, the other warps of its group
+ * fall back, and for classes of 16 or 4 slots per block (4 KiB, 16 KiB) one block
+ * served half or an eighth of a warp, the rest going alone, one malloc per work-item
+ * (H100: 2^12 x 4 KiB took 5x Gallatin's time). */
+static CLHEAP_INLINE void clheap_tier_take_many(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 n,
+                                                clheap_u32 seed, clheap_tier_grant *g)
 {
-    *run = *first = 0u; /* defined even when the run gave nothing */
-    clheap_u32 k = clheap_tier_run_take(h, c, n, seed, run, first);
-    *frame = CLHEAP_BM_FAIL;
-    *got = 0;
-    if (k < n)
-        *frame = clheap_tier_reserve_slow(h, c, n - k, seed, got);
-    return k;
+    g->run = g->first = g->k = g->run2 = g->k2 = 0u; /* defined even when the run gave nothing */
+    g->frame = CLHEAP_BM_FAIL;
+    g->got = 0;
+    clheap_tier_run_take(h, c, n, seed, g);
+    clheap_u32 need = n - g->k - g->k2, capacity = h[CLHEAP_HDR_CLASS_CAPACITY + c];
+    if (need > capacity && !g->k2) {
+        clheap_u32 blocks = (need + capacity - 1u) / capacity;
+        clheap_u32 run = clheap_tier_open_run(h, c, blocks, seed ^ 0x2C1B3C6Du);
+        if (run != CLHEAP_BM_FAIL) {
+            if (need < blocks * capacity)
+                clheap_tier_release_run(h, run, c, need, blocks);
+            g->run2 = run;
+            g->k2 = need;
+            need = 0;
+        }
+    }
+    if (need)
+        g->frame = clheap_tier_reserve_slow(h, c, need, seed, &g->got);
+}
+
+/* The unit g gives the request of rank `rank`, or 0 if it goes alone. */
+static CLHEAP_INLINE clheap_u32 clheap_tier_grant_unit(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c,
+                                                       const clheap_tier_grant *g, clheap_u32 rank)
+{
+    if (rank < g->k)
+        return clheap_tier_run_unit(h, g->run, c, g->first + rank);
+    rank -= g->k;
+    if (rank < g->k2)
+        return clheap_tier_run_unit(h, g->run2, c, rank);
+    rank -= g->k2;
+    if (g->frame == CLHEAP_BM_FAIL || rank >= clheap_popcount64(g->got))
+        return 0u;
+    clheap_u64 v = g->got;
+    for (; rank; rank--)
+        v &= v - 1u;
+    return clheap_slot_unit(h, g->frame, c, clheap_ctz64(v));
 }
 
 /* Frames a request of `bytes` needs, or 0 if it is 0 or more than the pool. */
@@ -258,7 +299,7 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_large(CLHEAP_GLOBAL clheap_u3
     for (clheap_u32 attempt = 0; attempt < 2u && f == CLHEAP_BM_FAIL; attempt++) {
         if (attempt) /* the runs' unused slots may hold the frames it needs */
             clheap_tier_close_runs(h, CLHEAP_MAX_CLASSES);
-        f = clheap_pages_take(h, frames, attempt ? seed ^ 0x68E31DA4u : seed);
+        f = clheap_pages_take(h, frames, attempt ? seed ^ 0x68E31DA4u : seed, 0);
     }
     if (f == CLHEAP_BM_FAIL) {
         clheap_count_error(h, CLHEAP_HDR_ERR_OUT_OF_MEMORY);
@@ -281,15 +322,12 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_unit(CLHEAP_GLOBAL clheap_u32
     clheap_u32 c = bytes ? clheap_class_for(h, bytes) : CLHEAP_MAX_CLASSES;
     if (c == CLHEAP_MAX_CLASSES)
         return clheap_tier_malloc_large(h, bytes, seed);
-    clheap_u32 run, first, frame;
-    clheap_u64 got;
-    if (clheap_tier_take_many(h, c, 1u, seed, &run, &first, &frame, &got))
-        return clheap_tier_run_unit(h, run, c, first);
-    if (frame == CLHEAP_BM_FAIL) {
+    clheap_tier_grant g;
+    clheap_tier_take_many(h, c, 1u, seed, &g);
+    clheap_u32 unit = clheap_tier_grant_unit(h, c, &g, 0u);
+    if (!unit)
         clheap_count_error(h, CLHEAP_HDR_ERR_OUT_OF_MEMORY);
-        return 0u;
-    }
-    return clheap_slot_unit(h, frame, c, clheap_ctz64(got));
+    return unit;
 }
 
 /* Frees a large allocation whose first frame is f (unit is where the pointer points). */

@@ -56,18 +56,13 @@ uint32_t core_heap_malloc_many(core_heap *heap, size_t bytes, uint32_t n, uint32
         return n;
     }
     /* What clheap_blocks_malloc_warp's leader and lanes do on NVIDIA. */
-    uint32_t run, first, frame, seed = clheap_rotation_seed() + (uint32_t)bytes;
-    uint64_t got;
-    uint32_t k = clheap_tier_take_many(h, c, n, seed, &run, &first, &frame, &got);
+    uint32_t seed = clheap_rotation_seed() + (uint32_t)bytes;
+    clheap_tier_grant g;
+    clheap_tier_take_many(h, c, n, seed, &g);
     for (uint32_t rank = 0; rank < n; rank++) {
-        if (rank < k) {
-            units[rank] = clheap_tier_run_unit(h, run, c, first + rank);
-        } else if (frame != CLHEAP_BM_FAIL && got) {
-            units[rank] = clheap_slot_unit(h, frame, c, clheap_ctz64(got));
-            got &= got - 1u;
-        } else {
+        units[rank] = clheap_tier_grant_unit(h, c, &g, rank);
+        if (!units[rank])
             units[rank] = clheap_tier_malloc_unit(h, bytes, seed + 0x5bd1e995u);
-        }
     }
     return n;
 }
