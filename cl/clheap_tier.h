@@ -147,16 +147,15 @@ typedef struct {
 } clheap_tier_grant;
 
 /* Hands out up to n slots of class c from the run of this work-group slot's hint, into
- * g's two run ranges. The request whose add crosses the run's end (or the first on an
- * empty hint) is the only one that opens the next run; it takes what the old run could
- * not give it from the new one (before, it opened a block for them: a second take from
- * the page tier on the launch's critical path). */
-static CLHEAP_INLINE void clheap_tier_run_take(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 n,
-                                               clheap_u32 seed, clheap_tier_grant *g)
+ * g's first range. Returns the hint if this request must open the hint's next run: the
+ * one whose add crosses the run's end (or the first on an empty hint); no other can
+ * while the hint is used up or empty. Else NULL. */
+static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u64 *clheap_tier_run_take(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c,
+                                                                    clheap_u32 n, clheap_tier_grant *g)
 {
     clheap_u32 hints = h[CLHEAP_HDR_CLASS_HINTS + c];
     if (!hints)
-        return; /* a class whose runs the pool cannot afford: blocks only */
+        return 0; /* a class whose runs the pool cannot afford: blocks only */
     CLHEAP_GLOBAL clheap_u64 *hint = clheap_tier_hint_at(h, c, clheap_group_index() % hints);
     clheap_u32 total = clheap_tier_run_slots(h, c);
     clheap_u64 old = clheap_add64(hint, n);
@@ -166,22 +165,11 @@ static CLHEAP_INLINE void clheap_tier_run_take(CLHEAP_GLOBAL clheap_u32 *h, clhe
         g->run = f - 1u;
         g->first = t;
         if (t + n < total)
-            return;
+            return 0;
     } else if (f || t) {
-        return; /* a used-up run whose opener is at work, or an empty hint being opened */
+        return 0; /* a used-up run whose opener is at work, or an empty hint being opened */
     }
-    /* This request opens the next run (no other can while the hint is used up or empty). */
-    clheap_u32 next = clheap_tier_open_run(h, c, h[CLHEAP_HDR_CLASS_RUN + c], seed);
-    if (next == CLHEAP_BM_FAIL) {
-        clheap_xchg64(hint, 0); /* empty: the next request tries to open one */
-        return;
-    }
-    clheap_u32 need = n - g->k, keep = need < total ? need : total; /* a warp may want more than a run */
-    /* A run this request used up at once is not installed: the hint stays empty, so the
-     * next request opens one (a used-up hint would have no opener left). */
-    clheap_xchg64(hint, keep < total ? ((clheap_u64)(next + 1u) << 32) | keep : 0u);
-    g->run2 = next;
-    g->k2 = keep;
+    return hint;
 }
 
 /* Ends the run a hint hands out, if one is live, and frees its remaining slots. */
@@ -230,30 +218,36 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_reserve_slow(CLHEAP_GLOBAL clheap_u3
 }
 
 /* n requests of class c served together (a warp's, on NVIDIA): from the hint's run;
- * then, if more than one block holds and the hint opened nothing for them, from a run
- * of their own (its unwanted slots freed at once, so others find its blocks); then
- * from one block (see clheap_tier_grant).
- * Why the run of their own: while a hint's opener works, the other warps of its group
- * fall back, and for classes of 16 or 4 slots per block (4 KiB, 16 KiB) one block
- * served half or an eighth of a warp, the rest going alone, one malloc per work-item
- * (H100: 2^12 x 4 KiB took 5x Gallatin's time). */
+ * then from a run this request opens: the hint's next run if its add crossed the end
+ * (what the old run lacked comes from the new one's first slots, counted in the hint it
+ * installs), or, if more than one block holds, a run of its own (its unwanted slots
+ * freed at once, so others find its blocks); then from one block (see
+ * clheap_tier_grant). One call site opens runs (see CLHEAP_NO_UNROLL).
+ * Why: the crossing request opened a block for what the old run lacked, a second
+ * page-tier take on the launch's critical path; and while a hint's opener works the
+ * other warps of its group fall back, where for classes of 16 or 4 slots per block
+ * (4 KiB, 16 KiB) one block served half or an eighth of a warp and the rest went alone,
+ * one malloc per work-item (H100: 2^16 x 4 KiB 0.71 ms, then 0.061). */
 static CLHEAP_INLINE void clheap_tier_take_many(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 n,
                                                 clheap_u32 seed, clheap_tier_grant *g)
 {
     g->run = g->first = g->k = g->run2 = g->k2 = 0u; /* defined even when the run gave nothing */
     g->frame = CLHEAP_BM_FAIL;
     g->got = 0;
-    clheap_tier_run_take(h, c, n, seed, g);
-    clheap_u32 need = n - g->k - g->k2, capacity = h[CLHEAP_HDR_CLASS_CAPACITY + c];
-    if (need > capacity && !g->k2) {
-        clheap_u32 blocks = (need + capacity - 1u) / capacity;
-        clheap_u32 run = clheap_tier_open_run(h, c, blocks, seed ^ 0x2C1B3C6Du);
+    CLHEAP_GLOBAL clheap_u64 *hint = clheap_tier_run_take(h, c, n, g);
+    clheap_u32 need = n - g->k, capacity = h[CLHEAP_HDR_CLASS_CAPACITY + c];
+    clheap_u32 blocks = hint ? h[CLHEAP_HDR_CLASS_RUN + c] : need > capacity ? (need + capacity - 1u) / capacity : 0u;
+    if (blocks) {
+        clheap_u32 run = clheap_tier_open_run(h, c, blocks, seed);
+        clheap_u32 total = blocks * capacity, keep = need < total ? need : total; /* a warp may want more */
+        if (hint) /* a run used up at once is not installed: the next request opens one */
+            clheap_xchg64(hint, run != CLHEAP_BM_FAIL && keep < total ? ((clheap_u64)(run + 1u) << 32) | keep : 0u);
+        else if (run != CLHEAP_BM_FAIL && keep < total)
+            clheap_tier_release_run(h, run, c, keep, blocks);
         if (run != CLHEAP_BM_FAIL) {
-            if (need < blocks * capacity)
-                clheap_tier_release_run(h, run, c, need, blocks);
             g->run2 = run;
-            g->k2 = need;
-            need = 0;
+            g->k2 = keep;
+            need -= keep;
         }
     }
     if (need)
