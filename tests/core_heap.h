@@ -27,6 +27,8 @@ void core_heap_free_unit(core_heap *heap, uint32_t unit, uint32_t group);
  * (other allocators: one by one). units gets n results (0 = NULL); returns n. */
 uint32_t core_heap_malloc_many(core_heap *heap, size_t bytes, uint32_t n, uint32_t *units, uint32_t group);
 void *core_heap_pointer(core_heap *heap, uint32_t unit);
+/* As clheap_heap_trim: TierAlloc's runs give back the slots they have not handed out. */
+void core_heap_trim(core_heap *heap);
 
 clheap_status core_heap_walk(core_heap *heap, clheap_heap_stats *stats, char *what, size_t len);
 

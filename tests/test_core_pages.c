@@ -1,0 +1,216 @@
+/* TierAlloc's page tier (cl/clheap_pages.h) through the C11 build of the core, on a pool
+ * large enough for the paths the device tests' small heaps never take: several words of
+ * the segment bitmap's level 1, takes that start among several containers near an end,
+ * runs of whole segments across containers. One thread, so every property is exact:
+ * the heap is checked every CHECK_EVERY steps, every allocation keeps its bytes; while
+ * the heap is lightly used, pieces of up to a segment lie in the pool's low half (or in
+ * the broken last segment of a large allocation) and runs of up to 64 segments in its
+ * high half (longer runs are a best fit anywhere); freeing everything and closing the
+ * runs leaves every segment whole. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core_heap.h"
+#include "../cl/clheap_layout.h"
+
+enum { STEPS = 6000, MAX_LIVE = 4096, CHECK_EVERY = 64 };
+#define POOL_MIB 640 /* > 8192 segments of 64 KiB: takes start among 2 containers */
+
+typedef struct live {
+    uint32_t unit, bytes;
+} live;
+
+static uint32_t next_random(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return (uint32_t)(*s >> 16);
+}
+
+static void make_heap(core_heap *heap, clheap_heap_stats *fresh)
+{
+    clheap_heap_config config = clheap_heap_config_default();
+    config.allocator = CLHEAP_TIER_ALLOC;
+    config.size_bytes = (uint64_t)POOL_MIB << 20;
+    assert_int_equal(core_heap_create(&config, 4, heap), CLHEAP_SUCCESS);
+    char what[256];
+    assert_int_equal(core_heap_walk(heap, fresh, what, sizeof what), CLHEAP_SUCCESS);
+    assert_true(fresh->free_segments >= 2 * 4096); /* takes start among 2 containers (CLHEAP_PAGES_WIDTH_SEGMENTS) */
+    assert_int_equal(fresh->free_segments * fresh->segment_frames * fresh->frame_bytes, fresh->pool_bytes);
+}
+
+/* The frame an allocation starts in. */
+static uint32_t frame_of(const core_heap *heap, uint32_t unit)
+{
+    const uint32_t *w = heap->words;
+    return (unit - w[CLHEAP_HDR_POOL_START]) / w[CLHEAP_HDR_FRAME_UNITS];
+}
+
+static void fill(core_heap *heap, const live *l, uint32_t id)
+{
+    memset(core_heap_pointer(heap, l->unit), (int)(id & 0xff), l->bytes);
+}
+
+static void expect_intact(core_heap *heap, const live *l, uint32_t id)
+{
+    const unsigned char *p = core_heap_pointer(heap, l->unit);
+    for (uint32_t i = 0; i < l->bytes; i++)
+        if (p[i] != (unsigned char)(id & 0xff))
+            fail_msg("allocation %u (%u B at unit %u) changed at byte %u", id, l->bytes, l->unit, i);
+}
+
+static void assert_walks(core_heap *heap, clheap_heap_stats *s)
+{
+    char what[256] = "";
+    clheap_status st = core_heap_walk(heap, s, what, sizeof what);
+    if (st != CLHEAP_SUCCESS)
+        fail_msg("heap check: %s", what);
+}
+
+/* Sizes 16 B - 16 KiB (blocks, sometimes a warp's worth at once) and 64 KiB - 8 MiB
+ * (segments), log-uniform, up to a fifth of the pool live. */
+static void random_steps_keep_placement_and_merge_back(void **state)
+{
+    (void)state;
+    core_heap heap;
+    clheap_heap_stats fresh, s;
+    make_heap(&heap, &fresh);
+    uint32_t frames = heap.words[CLHEAP_HDR_FRAME_COUNT];
+    static live lives[MAX_LIVE];
+    static uint32_t ids[MAX_LIVE];
+    uint32_t count = 0, next_id = 1, small_low = 0, small_high = 0, large_high = 0;
+    uint64_t live_bytes = 0, seed = 0x9E3779B97F4A7C15ull;
+    for (uint32_t step = 0; step < STEPS; step++) {
+        uint32_t r = next_random(&seed);
+        if (count && (r % 5 < 2 || count + 32 > MAX_LIVE || live_bytes > fresh.pool_bytes / 5)) {
+            uint32_t i = next_random(&seed) % count;
+            expect_intact(&heap, &lives[i], ids[i]);
+            core_heap_free_unit(&heap, lives[i].unit, r % 4);
+            live_bytes -= lives[i].bytes;
+            lives[i] = lives[--count];
+            ids[i] = ids[count];
+        } else {
+            int large = r % 4 == 0;
+            uint32_t bytes = large ? (64u << 10) << (next_random(&seed) % 8) : 16u << (next_random(&seed) % 11);
+            bytes -= large ? next_random(&seed) % (bytes / 2) : next_random(&seed) % (bytes / 2 + 1) & ~15u;
+            uint32_t n = !large && r % 3 == 0 ? 1 + next_random(&seed) % 32 : 1, units[32];
+            core_heap_malloc_many(&heap, bytes, n, units, r % 4);
+            for (uint32_t k = 0; k < n; k++) {
+                if (!units[k])
+                    fail_msg("NULL for %u B with %llu of %llu B live", bytes, (unsigned long long)live_bytes,
+                             (unsigned long long)fresh.pool_bytes);
+                uint32_t f = frame_of(&heap, units[k]);
+                if (bytes <= (64u << 10)) { /* blocks and single segments: the low end... */
+                    if (f >= frames / 2) { /* ...or the broken last segment of a large one */
+                        int beside_tail = 0;
+                        for (uint32_t j = 0; j < count && !beside_tail; j++)
+                            if (lives[j].bytes > (64u << 10)) {
+                                uint32_t last = frame_of(&heap, lives[j].unit) +
+                                                (uint32_t)((lives[j].bytes - 1) / fresh.frame_bytes);
+                                beside_tail = last / 64 == f / 64;
+                            }
+                        if (!beside_tail)
+                            fail_msg("step %u: %u B at frame %u of %u, in no large allocation's last segment", step,
+                                     bytes, f, frames);
+                        small_high++;
+                    } else {
+                        small_low++;
+                    }
+                } else if (bytes <= (4u << 20)) { /* runs of up to 64 segments: the high end */
+                    if (f < frames / 2)
+                        fail_msg("step %u: %u B at frame %u of %u", step, bytes, f, frames);
+                    large_high++;
+                }
+                lives[count] = (live){units[k], bytes};
+                ids[count] = next_id++;
+                fill(&heap, &lives[count], ids[count]);
+                live_bytes += bytes;
+                count++;
+            }
+        }
+        if (step % CHECK_EVERY == 0) {
+            assert_walks(&heap, &s);
+            assert_true(s.used_bytes >= live_bytes);
+            assert_int_equal(s.free_bytes + s.used_bytes, fresh.pool_bytes);
+        }
+    }
+    print_message("small pieces: %u in the low half, %u in the high half; %u runs of segments\n", small_low,
+                  small_high, large_high);
+    assert_true(small_low > 1000 && large_high > 200); /* both ends were exercised */
+    while (count) {
+        count--;
+        expect_intact(&heap, &lives[count], ids[count]);
+        core_heap_free_unit(&heap, lives[count].unit, 0);
+    }
+    /* Only the runs' hints still hold frames: closed, every segment is whole again. */
+    assert_walks(&heap, &s);
+    assert_int_equal(s.large_count, 0);
+    assert_true(s.block_bytes > 0);
+    core_heap_trim(&heap);
+    assert_walks(&heap, &s);
+    assert_int_equal(s.block_bytes, 0);
+    assert_int_equal(s.free_segments, fresh.free_segments);
+    assert_int_equal(s.stale_hints, 0);
+    assert_int_equal(heap.words[CLHEAP_HDR_ERR_OUT_OF_MEMORY], 0);
+    assert_int_equal(heap.words[CLHEAP_HDR_ERR_DOUBLE_FREE] + heap.words[CLHEAP_HDR_ERR_FREE_NOT_CHUNK], 0);
+    core_heap_destroy(&heap);
+}
+
+/* The pool in one request; then nothing, not even 16 B; then pieces around a segment's
+ * size, whose unused frames stay in their broken segment; then whole again. */
+static void whole_pool_and_segment_edges(void **state)
+{
+    (void)state;
+    core_heap heap;
+    clheap_heap_stats fresh, s;
+    make_heap(&heap, &fresh);
+    uint32_t whole = core_heap_malloc(&heap, fresh.pool_bytes, 0);
+    assert_int_not_equal(whole, 0);
+    assert_walks(&heap, &s);
+    assert_int_equal(s.free_bytes, 0);
+    assert_int_equal(core_heap_malloc(&heap, 16, 0), 0);
+    assert_int_equal(heap.words[CLHEAP_HDR_ERR_OUT_OF_MEMORY], 1);
+    core_heap_free_unit(&heap, whole, 0);
+    assert_walks(&heap, &s);
+    assert_int_equal(s.free_segments, fresh.free_segments);
+
+    uint64_t frame = fresh.frame_bytes;
+    static const uint32_t frame_counts[] = {17, 63, 64, 65, 127, 129, 4095, 4097};
+    uint32_t units[8];
+    for (uint32_t i = 0; i < 8; i++) {
+        units[i] = core_heap_malloc(&heap, frame_counts[i] * frame, 1);
+        assert_int_not_equal(units[i], 0);
+        assert_walks(&heap, &s);
+        assert_int_equal(s.large_count, i + 1);
+    }
+    /* Every request but 64 (a whole segment) left part of a segment broken: its free
+     * frames are counted in free_pieces beside the whole segments. */
+    assert_true(s.free_pieces > s.free_segments);
+    for (uint32_t i = 0; i < 8; i++) {
+        core_heap_free_unit(&heap, units[i], 2);
+        assert_walks(&heap, &s);
+    }
+    assert_int_equal(s.free_segments, fresh.free_segments);
+    assert_int_equal(s.free_pieces, fresh.free_pieces);
+    core_heap_free_unit(&heap, units[0], 3); /* a second free: counted, nothing changes */
+    assert_int_equal(heap.words[CLHEAP_HDR_ERR_DOUBLE_FREE], 1);
+    assert_walks(&heap, &s);
+    assert_int_equal(s.free_segments, fresh.free_segments);
+    core_heap_destroy(&heap);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(random_steps_keep_placement_and_merge_back),
+        cmocka_unit_test(whole_pool_and_segment_edges),
+    };
+    return cmocka_run_group_tests_name("TierAlloc page tier (C11 core)", tests, NULL, NULL);
+}
