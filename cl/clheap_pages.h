@@ -33,9 +33,9 @@
  *   take(64)  clear a W bit near the low end.
  *   take(m), m > 64   n = ceil(m / 64) segments: an aligned run of n W bits inside one
  *             container near the high end (the low end for the small tier's runs; one
- *             AND), else a run anywhere (best fit
- *             over W, one AND per container, rolled back if a bit was gone); the last
- *             segment's unused frames go into F.
+ *             AND), else a run anywhere (the highest for more than 64 segments, else
+ *             the best fit, over W; one AND per container, rolled back if a bit was
+ *             gone); the last segment's unused frames go into F.
  *   release   whole segments: one OR into W per W container. Frames of a broken
  *             segment: one OR into F; if that made the container all ones, a CAS of it
  *             from all ones to 0 moves the segment to W. A failed CAS means a taker got
@@ -301,13 +301,18 @@ static CLHEAP_INLINE int clheap_pages_claim_run(CLHEAP_GLOBAL clheap_u32 *h, clh
     return 1;
 }
 
+#define CLHEAP_PAGES_BEST_FIT 0
+#define CLHEAP_PAGES_FIRST_FIT 1
+#define CLHEAP_PAGES_HIGHEST_FIT 2
+
 /* Scans W's level 0 once, from segment `start` round to the end of the pool (runs do
- * not wrap): the first free run of at least `count` segments if first_fit, else the
- * shortest such run (best fit keeps long runs for long requests). Returns its first
- * segment and its length in *length, or FAIL. */
+ * not wrap): the first free run of at least `count` segments (FIRST_FIT), the shortest
+ * (BEST_FIT: keeps long runs for long requests) or the highest (HIGHEST_FIT: placement
+ * by ends). Returns its first segment and its length in *length, or FAIL. */
 static CLHEAP_INLINE clheap_u32 clheap_pages_find_run(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc, clheap_u32 count,
-                                                      clheap_u32 start, int first_fit, clheap_u32 *length)
+                                                      clheap_u32 start, int fit, clheap_u32 *length)
 {
+    int first_fit = fit == CLHEAP_PAGES_FIRST_FIT, highest = fit == CLHEAP_PAGES_HIGHEST_FIT;
     clheap_u32 containers = (h[desc + CLHEAP_BM_BITS] + 63u) / 64u, c0 = start / 64u;
     clheap_u64 below = clheap_ones64(start % 64u); /* c0's bits before the start: scanned last */
     if (start % 64u == 0u)
@@ -318,7 +323,7 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_find_run(CLHEAP_GLOBAL clheap_u32 *
         clheap_u64 v = clheap_load64(clheap_bm_container(h, desc, 0u, c));
         v = step == 0u ? v & ~below : step == containers ? v & below : v; /* c0 is split in two */
         if (c == 0u) { /* the pool's end ends a run */
-            if (run >= count && run < best_length) {
+            if (run >= count && (highest || run < best_length)) {
                 best = run_start;
                 best_length = run;
             }
@@ -327,7 +332,7 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_find_run(CLHEAP_GLOBAL clheap_u32 *
         for (clheap_u32 b = 0; b < 64u;) {
             clheap_u64 rest = v >> b;
             if (!(rest & 1u)) { /* a taken segment ends the run */
-                if (run >= count && run < best_length) {
+                if (run >= count && (highest || run < best_length)) {
                     best = run_start;
                     best_length = run;
                 }
@@ -346,7 +351,7 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_find_run(CLHEAP_GLOBAL clheap_u32 *
             }
         }
     }
-    if (run >= count && run < best_length) { /* a run reaching the scan's last bit */
+    if (run >= count && (highest || run < best_length)) { /* a run reaching the scan's last bit */
         best = run_start;
         best_length = run;
     }
@@ -354,14 +359,16 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_find_run(CLHEAP_GLOBAL clheap_u32 *
     return best;
 }
 
-/* The first segment of a run of `count` free segments anywhere, or FAIL: the best fit,
- * then (if a concurrent request took part of it) first fits from random starts, so
+/* The first segment of a run of `count` free segments anywhere, or FAIL: the best fit
+ * (the top of the highest fitting run if `highest`: a request longer than a container,
+ * placed by size; the best fit put one among the small blocks at the low end), then (if
+ * a concurrent request took part of it) first fits from random starts, so
  * that concurrent requests spread. Starts and claims are aligned to the largest power
  * of two <= count where the stretch allows, so that concurrent claims in one stretch
  * leave no gaps too short for the next. At most CLHEAP_PAGES_RUN_TRIES scans of
  * segments / 64 loads, and the claims. */
 static CLHEAP_INLINE clheap_u32 clheap_pages_take_segments(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 count,
-                                                           clheap_u32 seed)
+                                                           clheap_u32 seed, int highest)
 {
     clheap_u32 desc = clheap_pages_segments_desc(h);
     clheap_u32 bits = h[desc + CLHEAP_BM_BITS];
@@ -372,15 +379,21 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_segments(CLHEAP_GLOBAL clheap_
         align *= 2u;
     for (clheap_u32 attempt = 0; attempt < CLHEAP_PAGES_RUN_TRIES; attempt++) {
         clheap_u32 length, start = attempt ? clheap_hash32(seed + attempt * 0x9E3779B9u) % bits / align * align : 0u;
-        clheap_u32 first = clheap_pages_find_run(h, desc, count, start, attempt != 0u, &length);
+        int fit = attempt ? CLHEAP_PAGES_FIRST_FIT : highest ? CLHEAP_PAGES_HIGHEST_FIT : CLHEAP_PAGES_BEST_FIT;
+        clheap_u32 first = clheap_pages_find_run(h, desc, count, start, fit, &length);
         if (first == CLHEAP_BM_FAIL) {
             if (attempt)
                 continue; /* nothing after this start: another start, or the best fit again */
             return first;
         }
-        clheap_u32 aligned = (first + align - 1u) / align * align;
-        if (aligned + count <= first + length)
-            first = aligned;
+        if (fit == CLHEAP_PAGES_HIGHEST_FIT) { /* the run's top end, aligned down where it can be */
+            clheap_u32 top = (first + length - count) / align * align;
+            first = top >= first ? top : first + length - count;
+        } else {
+            clheap_u32 aligned = (first + align - 1u) / align * align;
+            if (aligned + count <= first + length)
+                first = aligned;
+        }
         if (clheap_pages_claim_run(h, desc, first, count))
             return first;
     }
@@ -404,8 +417,8 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take(CLHEAP_GLOBAL clheap_u32 *h, c
     if (count <= 64u)
         seg = clheap_pages_take_fit(h, clheap_pages_segments_desc(h), count, CLHEAP_PAGES_BY_ENDS && !small, width > 1u, seed,
                                     64u, width == 1u ? 1u : width * count < 64u ? width * count : 64u);
-    if (seg == CLHEAP_BM_FAIL)
-        seg = clheap_pages_take_segments(h, count, seed);
+    if (seg == CLHEAP_BM_FAIL) /* longer than a container holds, or none near the end had room */
+        seg = clheap_pages_take_segments(h, count, seed, CLHEAP_PAGES_BY_ENDS && !small && count > 64u);
     if (seg == CLHEAP_BM_FAIL)
         return seg;
     clheap_u32 used = frames - (count - 1u) * CLHEAP_PAGES_SEGMENT; /* frames used of the last segment */

@@ -4,9 +4,8 @@
  * runs of whole segments across containers. One thread, so every property is exact:
  * the heap is checked every CHECK_EVERY steps, every allocation keeps its bytes; while
  * the heap is lightly used, pieces of up to a segment lie in the pool's low half (or in
- * the broken last segment of a large allocation) and runs of up to 64 segments in its
- * high half (longer runs are a best fit anywhere); freeing everything and closing the
- * runs leaves every segment whole. */
+ * the broken last segment of a large allocation) and runs of segments in its high half;
+ * freeing everything and closing the runs leaves every segment whole. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -123,7 +122,7 @@ static void random_steps_keep_placement_and_merge_back(void **state)
                     } else {
                         small_low++;
                     }
-                } else if (bytes <= (4u << 20)) { /* runs of up to 64 segments: the high end */
+                } else { /* runs of segments: the high end */
                     if (f < frames / 2)
                         fail_msg("step %u: %u B at frame %u of %u", step, bytes, f, frames);
                     large_high++;
