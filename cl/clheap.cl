@@ -159,14 +159,6 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_malloc_warp(__global clheap_u32 
 #endif
 
 #if CLHEAP_HAS_BLOCKS
-/* The rank-th set bit of v, counted from the lowest (v has more than rank bits). */
-static CLHEAP_INLINE clheap_u32 clheap_nth_bit(clheap_u64 v, clheap_u32 rank)
-{
-    for (; rank; rank--)
-        v &= v - 1u;
-    return clheap_ctz64(v);
-}
-
 static CLHEAP_INLINE clheap_u64 clheap_ptx_shfl64(clheap_u32 mask, clheap_u64 v, clheap_u32 src)
 {
     return (clheap_u64)clheap_ptx_shfl(mask, (clheap_u32)v, src) |

@@ -67,6 +67,14 @@ static CLHEAP_INLINE clheap_u64 clheap_rotr64(clheap_u64 v, clheap_u32 r)
     return r ? (v >> r) | (v << (64u - r)) : v;
 }
 
+/* The rank-th set bit of v, counted from the lowest (v has more than rank bits). */
+static CLHEAP_INLINE clheap_u32 clheap_nth_bit(clheap_u64 v, clheap_u32 rank)
+{
+    for (; rank; rank--)
+        v &= v - 1u;
+    return clheap_ctz64(v);
+}
+
 static CLHEAP_INLINE clheap_u32 clheap_hash32(clheap_u32 x)
 {
     x ^= x >> 16;

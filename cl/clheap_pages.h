@@ -147,14 +147,33 @@ static CLHEAP_INLINE void clheap_pages_free_frames(CLHEAP_GLOBAL clheap_u32 *h, 
     clheap_bm_set_at(h, clheap_pages_segments_desc(h), 0u, s);
 }
 
-/* Gives back bits of container c of desc (F: with the move of a completed segment). */
-static CLHEAP_INLINE void clheap_pages_give_back(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc, clheap_u32 c,
-                                                 clheap_u64 bits)
+/* Takes the bits of mask in container c of desc if all of them are set: one AND clears
+ * them; if it found some already gone, the ones it cleared go back (into F with the move
+ * of a completed segment). Returns what the AND found: all of mask in it means taken. */
+static CLHEAP_INLINE clheap_u64 clheap_pages_take_bits(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc, clheap_u32 c,
+                                                       clheap_u64 mask)
 {
-    if (desc == (clheap_u32)CLHEAP_BM_FREE)
-        clheap_pages_free_frames(h, c, bits);
-    else
-        clheap_bm_put_bits(h, desc, c, bits);
+    clheap_u64 old = clheap_bm_clear_bits(h, desc, c, mask);
+    clheap_u64 cleared = old & mask;
+    if (cleared && cleared != mask) {
+        if (desc == (clheap_u32)CLHEAP_BM_FREE)
+            clheap_pages_free_frames(h, c, cleared);
+        else
+            clheap_bm_put_bits(h, desc, c, cleared);
+    }
+    return old;
+}
+
+/* The set bit of v nearest the low end (high = 0) or the high end (v != 0). */
+static CLHEAP_INLINE clheap_u32 clheap_pages_nearest(clheap_u64 v, int high)
+{
+    return high ? clheap_msb64(v) : clheap_ctz64(v);
+}
+
+/* The bits of a 64-bit word past position b (mod 64), away from the end `high` names. */
+static CLHEAP_INLINE clheap_u64 clheap_pages_beyond(clheap_u32 b, int high)
+{
+    return high ? clheap_ones64(b & 63u) : ~clheap_ones64((b & 63u) + 1u);
 }
 
 /* Takes m (1..64) consecutive set bits, aligned to p, of one level-0 container of desc,
@@ -183,11 +202,10 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_fit(CLHEAP_GLOBAL clheap_u32 *
     clheap_u32 word = c >> 6;
     clheap_u64 next = 0;
     if (levels > 1u) {
-        next = clheap_load64(clheap_bm_container(h, desc, 1u, word));
-        next &= high ? clheap_ones64(c & 63u) : ~clheap_ones64((c & 63u) + 1u);
+        next = clheap_load64(clheap_bm_container(h, desc, 1u, word)) & clheap_pages_beyond(c, high);
         clheap_u32 skip = width > 1u ? clheap_hash32(seed ^ 0x5BD1E995u) % width : 0u;
         for (; skip && next; skip--) {
-            clheap_u32 b = high ? clheap_msb64(next) : clheap_ctz64(next);
+            clheap_u32 b = clheap_pages_nearest(next, high);
             next &= ~((clheap_u64)1 << b);
             c = word * 64u + b;
         }
@@ -202,13 +220,11 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_fit(CLHEAP_GLOBAL clheap_u32 *
                 fits = clheap_pages_fits(v, m, 1u);
             if (!fits)
                 break;
-            clheap_u32 first = spread ? clheap_pick_bit(fits, r) : high ? clheap_msb64(fits) : clheap_ctz64(fits);
+            clheap_u32 first = spread ? clheap_pick_bit(fits, r) : clheap_pages_nearest(fits, high);
             clheap_u64 mask = clheap_ones64(m) << first;
-            clheap_u64 old = clheap_bm_clear_bits(h, desc, c, mask);
+            clheap_u64 old = clheap_pages_take_bits(h, desc, c, mask);
             if ((old & mask) == mask)
                 return c * 64u + first;
-            if (old & mask)
-                clheap_pages_give_back(h, desc, c, old & mask);
             v = old & ~mask; /* what others left: look again */
         }
         if (++seen >= look)
@@ -217,15 +233,14 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_fit(CLHEAP_GLOBAL clheap_u32 *
          * names containers emptied since, and walking those used up the looks (H100,
          * 2^12 x 256 KiB: most requests then ended in the scan of every segment). */
         if (levels > 1u)
-            next = clheap_load64(clheap_bm_container(h, desc, 1u, word)) &
-                   (high ? clheap_ones64(c & 63u) : ~clheap_ones64((c & 63u) + 1u));
+            next = clheap_load64(clheap_bm_container(h, desc, 1u, word)) & clheap_pages_beyond(c, high);
         while (!next) { /* the next level-1 word towards the other end; an empty one counts as a look */
             if (levels <= 1u || (high ? word == 0u : (word + 1u) * 64u >= containers) || ++seen >= look)
                 return CLHEAP_BM_FAIL;
             word = high ? word - 1u : word + 1u;
             next = clheap_load64(clheap_bm_container(h, desc, 1u, word));
         }
-        clheap_u32 b = high ? clheap_msb64(next) : clheap_ctz64(next);
+        clheap_u32 b = clheap_pages_nearest(next, high);
         next &= ~((clheap_u64)1 << b);
         c = word * 64u + b;
         if (c >= containers)
@@ -285,10 +300,7 @@ static CLHEAP_INLINE int clheap_pages_claim_run(CLHEAP_GLOBAL clheap_u32 *h, clh
     for (clheap_u32 pos = first; pos < end;) {
         clheap_u32 c = pos >> 6, lo = pos & 63u, n = end - pos < 64u - lo ? end - pos : 64u - lo;
         clheap_u64 mask = clheap_ones64(n) << lo;
-        clheap_u64 old = clheap_bm_clear_bits(h, desc, c, mask);
-        if ((old & mask) != mask) {
-            if (old & mask)
-                clheap_bm_put_bits(h, desc, c, old & mask);
+        if ((clheap_pages_take_bits(h, desc, c, mask) & mask) != mask) {
             for (clheap_u32 back = first; back < pos;) { /* roll back what this run took */
                 clheap_u32 bn = pos - back < 64u - (back & 63u) ? pos - back : 64u - (back & 63u);
                 clheap_bm_put_run(h, desc, back, bn);

@@ -24,10 +24,11 @@
  * The request whose add crosses the run's end is the only one that opens the next run
  * and installs it with an exchange (so no two openers race, and no one waits for the
  * opener: the others fall back); it takes what the old run lacked from the new one's
- * first slots, counted in the installed hint. The fallback is BlockAlloc's search of the class's
- * active blocks and opening single blocks; when that fails, the class's runs are
- * closed (a CAS of each live hint to 0, then their unhanded slots are freed) and the
- * search tried again, so memory held by hints never makes malloc report a full heap.
+ * first slots, counted in the installed hint. The fallback is BlockAlloc's search of
+ * the class's active blocks and opening single blocks; when that fails, the class's
+ * runs are closed (a CAS of each live hint to 0, then their unhanded slots are freed)
+ * and the search tried again, so memory held by hints never makes malloc report a full
+ * heap.
  * A large malloc that finds no frames closes every class's runs and tries once more.
  *
  * free dispatches on the address in O(1): the frame's out-of-band header names the
@@ -266,10 +267,7 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_grant_unit(CLHEAP_GLOBAL clheap_u32 
     rank -= g->k2;
     if (g->frame == CLHEAP_BM_FAIL || rank >= clheap_popcount64(g->got))
         return 0u;
-    clheap_u64 v = g->got;
-    for (; rank; rank--)
-        v &= v - 1u;
-    return clheap_slot_unit(h, g->frame, c, clheap_ctz64(v));
+    return clheap_slot_unit(h, g->frame, c, clheap_nth_bit(g->got, rank));
 }
 
 /* Frames a request of `bytes` needs, or 0 if it is 0 or more than the pool. */
