@@ -165,30 +165,46 @@ static CLHEAP_INLINE clheap_u64 clheap_ptx_shfl64(clheap_u32 mask, clheap_u64 v,
            ((clheap_u64)clheap_ptx_shfl(mask, (clheap_u32)(v >> 32), src) << 32);
 }
 
-/* Blocks: the lanes asking for one class are served by the lowest lane: TierAlloc takes
- * their slots from its run with one add, then (for lanes the run could not serve) both
- * allocators reserve up to all of them in one block with one OR. Large requests go alone
- * (each is a run of frames of its own), as do lanes neither could serve. */
-static CLHEAP_INLINE clheap_u32 clheap_blocks_malloc_warp(__global clheap_u32 *h, clheap_size bytes)
+#if CLHEAP_ALLOCATOR == CLHEAP_KIND_TIER
+/* TierAlloc: the lanes asking for one class are served by the lowest lane, which takes
+ * their slots from its run with one add (clheap_tier_take_begin). A leader that opens a
+ * run has every small request's lane of the warp write a share of its headers, each
+ * lane releasing its writes before the warp sync after which the leader lists and
+ * installs the run (clheap_tier_take_finish). Large requests go alone (each is a run of
+ * frames of its own), as do lanes the grant could not serve. */
+static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_warp(__global clheap_u32 *h, clheap_size bytes)
 {
     clheap_u32 c = bytes ? clheap_class_for(h, bytes) : CLHEAP_MAX_CLASSES;
     clheap_u32 mask = clheap_ptx_activemask();
-    clheap_u32 peers = clheap_ptx_match(mask, c);
-    if (c == CLHEAP_MAX_CLASSES) {
-#if CLHEAP_ALLOCATOR == CLHEAP_KIND_TIER
+    clheap_u32 smalls = clheap_ptx_match(mask, c != CLHEAP_MAX_CLASSES);
+    if (c == CLHEAP_MAX_CLASSES)
         return clheap_tier_malloc_large(h, bytes, clheap_rotation_seed());
-#else
-        clheap_count_error(h, CLHEAP_HDR_ERR_BAD_SIZE);
-        return 0u;
-#endif
-    }
+    clheap_u32 peers = clheap_ptx_match(smalls, c);
     clheap_u32 lane = clheap_ptx_laneid();
     clheap_u32 leader = 31u - clz(peers & (0u - peers));
     clheap_u32 rank = popcount(peers & ((1u << lane) - 1u)), n = popcount(peers);
-#if CLHEAP_ALLOCATOR == CLHEAP_KIND_TIER
     clheap_tier_grant g = {0u, 0u, 0u, 0u, 0u, CLHEAP_BM_FAIL, 0u};
+    clheap_tier_opening o = {0, CLHEAP_BM_FAIL, 0u, 0u};
     if (lane == leader)
-        clheap_tier_take_many(h, c, n, clheap_rotation_seed(), &g);
+        clheap_tier_take_begin(h, c, n, clheap_rotation_seed(), &g, &o);
+    clheap_ptx_syncwarp(smalls); /* every leader's branch */
+    int opens = lane == leader && o.run != CLHEAP_BM_FAIL;
+    clheap_u32 same = clheap_ptx_match(smalls, opens);
+    clheap_u32 openers = opens ? same : smalls & ~same;
+    if (openers) { /* the same for every lane of smalls */
+        clheap_u32 index = popcount(smalls & ((1u << lane) - 1u)), stride = popcount(smalls);
+        for (clheap_u32 left = openers; left; left &= left - 1u) {
+            clheap_u32 src = 31u - clz(left & (0u - left));
+            clheap_u32 run = clheap_ptx_shfl(smalls, o.run, src);
+            clheap_u32 cls = clheap_ptx_shfl(smalls, c, src);
+            clheap_u32 blocks = clheap_ptx_shfl(smalls, o.blocks, src);
+            clheap_tier_write_run_headers(h, run, cls, blocks, index, stride);
+        }
+        clheap_fence_release(); /* this lane's headers before the leader lists the runs */
+        clheap_ptx_syncwarp(smalls);
+    }
+    if (lane == leader)
+        clheap_tier_take_finish(h, c, clheap_rotation_seed(), &g, &o);
     clheap_ptx_syncwarp(peers); /* the leader's branch */
     g.run = clheap_ptx_shfl(peers, g.run, leader);
     g.first = clheap_ptx_shfl(peers, g.first, leader);
@@ -199,7 +215,23 @@ static CLHEAP_INLINE clheap_u32 clheap_blocks_malloc_warp(__global clheap_u32 *h
     g.got = clheap_ptx_shfl64(peers, g.got, leader);
     clheap_u32 unit = clheap_tier_grant_unit(h, c, &g, rank);
     return unit ? unit : clheap_tier_malloc_unit(h, bytes, clheap_rotation_seed() + 0x5bd1e995u);
+}
 #else
+/* BlockAlloc: the lanes asking for one class are served by the lowest lane, which
+ * reserves up to all of their slots in one block with one OR; lanes it could not serve
+ * go alone. */
+static CLHEAP_INLINE clheap_u32 clheap_blocks_malloc_warp(__global clheap_u32 *h, clheap_size bytes)
+{
+    clheap_u32 c = bytes ? clheap_class_for(h, bytes) : CLHEAP_MAX_CLASSES;
+    clheap_u32 mask = clheap_ptx_activemask();
+    clheap_u32 peers = clheap_ptx_match(mask, c);
+    if (c == CLHEAP_MAX_CLASSES) {
+        clheap_count_error(h, CLHEAP_HDR_ERR_BAD_SIZE);
+        return 0u;
+    }
+    clheap_u32 lane = clheap_ptx_laneid();
+    clheap_u32 leader = 31u - clz(peers & (0u - peers));
+    clheap_u32 rank = popcount(peers & ((1u << lane) - 1u)), n = popcount(peers);
     clheap_u32 frame = CLHEAP_BM_FAIL;
     clheap_u64 got = 0;
     if (lane == leader)
@@ -210,8 +242,8 @@ static CLHEAP_INLINE clheap_u32 clheap_blocks_malloc_warp(__global clheap_u32 *h
     if (frame != CLHEAP_BM_FAIL && rank < clheap_popcount64(got))
         return clheap_slot_unit(h, frame, c, clheap_nth_bit(got, rank));
     return clheap_blocks_malloc_unit(h, bytes, clheap_rotation_seed() + 0x5bd1e995u);
-#endif
 }
+#endif
 
 /* Blocks: the lanes freeing slots of one block clear all their bits with one AND of the
  * lowest lane; each lane reads its own bit in the old value (a double free finds it
@@ -272,6 +304,8 @@ static CLHEAP_INLINE clheap_u32 clheap_malloc_unit(CLHEAP_GLOBAL clheap_heap *he
     return clheap_circular_malloc_unit(clheap_words(heap), size, CLHEAP_FUSED, CLHEAP_MULTI);
 #elif CLHEAP_ALLOCATOR == CLHEAP_KIND_BITMAP
     return clheap_bitmap_malloc_unit(clheap_words(heap), size, clheap_rotation_seed());
+#elif CLHEAP_ALLOCATOR == CLHEAP_KIND_TIER && defined(CLHEAP_HAVE_PTX)
+    return clheap_tier_malloc_warp(clheap_words(heap), size);
 #elif CLHEAP_HAS_BLOCKS && defined(CLHEAP_HAVE_PTX)
     return clheap_blocks_malloc_warp(clheap_words(heap), size);
 #elif CLHEAP_ALLOCATOR == CLHEAP_KIND_BLOCKS

@@ -15,8 +15,8 @@
  * one range of slots per warp): each (class, work-group slot) has a 64-bit hint in the
  * header (HINTS(c) slots per class: fewer, or none, where the pool cannot afford a run
  * per slot) naming a run of RUN(c) consecutive blocks opened together (one page-tier take
- * of up to 64 frames, one segment: 4096 slots of 16 B) and how many of its slots it has
- * handed out.
+ * of up to 1024 frames, 16 segments: 65,536 slots of 16 B, 256 of 4 KiB) and how many of
+ * its slots it has handed out.
  * A request (on NVIDIA a whole warp's worth of one class, through inline PTX) takes n
  * slots with one atomic add on the hint, no bitmap search and no block header touched.
  * A run's slots are all reserved in its blocks' allocation bitmaps when it opens, so no
@@ -92,29 +92,35 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_run_unit(CLHEAP_GLOBAL clheap_u32 *h
     return clheap_slot_unit(h, run + index / capacity * h[CLHEAP_HDR_CLASS_FRAMES + c], c, index % capacity);
 }
 
-/* Opens a run of `blocks` blocks of class c in one piece of the page tier (a hint's has
- * RUN(c)), every slot reserved (frames from the page tier have all allocation bits set,
- * T2), so only its opener hands them out. Returns its first frame, or FAIL. */
-static CLHEAP_INLINE clheap_u32 clheap_tier_open_run(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 blocks,
-                                                     clheap_u32 seed)
+/* Writes the headers of the frames [run + index, run + blocks * FRAMES(c)) of a run being
+ * opened, every stride-th: each frame names its block's first frame, whose header also
+ * gets the class and an empty iteration bitmap. The opener writes all of them (index 0,
+ * stride 1); on NVIDIA the lanes of its warp share them (see clheap_tier_take_begin). */
+static CLHEAP_INLINE void clheap_tier_write_run_headers(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 run, clheap_u32 c,
+                                                        clheap_u32 blocks, clheap_u32 index, clheap_u32 stride)
 {
     clheap_u32 frames = h[CLHEAP_HDR_CLASS_FRAMES + c];
-    clheap_u32 run = clheap_pages_take(h, blocks * frames, seed, 1);
-    if (run == CLHEAP_BM_FAIL)
-        return run;
-    clheap_fence_acquire(); /* the frames' last owner released them after its header writes */
-    for (clheap_u32 b = run; b < run + blocks * frames; b += frames) {
-        for (clheap_u32 f = b + 1u; f < b + frames; f++)
-            clheap_store32(clheap_block_header(h, f) + CLHEAP_BLOCK_WORD_OWNER, b);
-        CLHEAP_GLOBAL clheap_u32 *header = clheap_block_header(h, b);
-        clheap_store32(header + CLHEAP_BLOCK_WORD_OWNER, b);
-        clheap_store64(clheap_block_iter_bits(h, b), 0);
-        clheap_store32(header + CLHEAP_BLOCK_WORD_CLASS, c + 1u);
+    CLHEAP_NO_UNROLL
+    for (clheap_u32 i = index; i < blocks * frames; i += stride) {
+        clheap_u32 block = run + i / frames * frames;
+        CLHEAP_GLOBAL clheap_u32 *header = clheap_block_header(h, run + i);
+        clheap_store32(header + CLHEAP_BLOCK_WORD_OWNER, block);
+        if (run + i == block) {
+            clheap_store64(clheap_block_iter_bits(h, block), 0);
+            clheap_store32(header + CLHEAP_BLOCK_WORD_CLASS, c + 1u);
+        }
     }
-    clheap_fence_release(); /* headers before the blocks are listed or their slots handed out */
-    /* One OR per container lists the blocks (one OR for a run of one segment): 64
-     * dependent ORs made the opener, and the requests that fall back while it works,
-     * wait on its latency. */
+}
+
+/* Lists the blocks of a run whose headers are written (and released) in the class's
+ * allocated-block bitmap: one OR per container (one OR for a run of one segment): 64
+ * dependent ORs made the opener, and the requests that fall back while it works, wait
+ * on its latency. Its slots stay reserved (frames from the page tier have all
+ * allocation bits set, T2), so only its opener hands them out. */
+static CLHEAP_INLINE void clheap_tier_list_run(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 run, clheap_u32 c,
+                                               clheap_u32 blocks)
+{
+    clheap_u32 frames = h[CLHEAP_HDR_CLASS_FRAMES + c];
     clheap_u64 listed = 0;
     for (clheap_u32 b = run; b < run + blocks * frames; b += frames) {
         listed |= (clheap_u64)1 << (b & 63u);
@@ -124,7 +130,6 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_open_run(CLHEAP_GLOBAL clheap_u32 *h
             listed = 0;
         }
     }
-    return run;
 }
 
 /* Frees the slots [from, blocks * CAPACITY(c)) of a run nobody hands out any more. */
@@ -218,41 +223,80 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_reserve_slow(CLHEAP_GLOBAL clheap_u3
     return frame;
 }
 
-/* n requests of class c served together (a warp's, on NVIDIA): from the hint's run;
- * then from a run this request opens: the hint's next run if its add crossed the end
- * (what the old run lacked comes from the new one's first slots, counted in the hint it
+/* A run a request opens (see clheap_tier_take_begin): its first frame (FAIL if none),
+ * its blocks, the hint it is for (NULL: the request's own run), and the slots the
+ * request still needs. */
+typedef struct {
+    CLHEAP_GLOBAL clheap_u64 *hint;
+    clheap_u32 run, blocks, need;
+} clheap_tier_opening;
+
+/* n requests of class c served together (a warp's, on NVIDIA), in two steps around the
+ * writing of the headers of the run it may open (clheap_tier_write_run_headers, then
+ * clheap_fence_release by every writer). Begin: slots from the hint's run, and the frames
+ * of a run to open: the hint's next run if this request's add crossed the end (what the
+ * old run lacked comes from the new one's first slots, counted in the hint it
  * installs), or, if more than one block holds, a run of its own (its unwanted slots
- * freed at once, so others find its blocks); then from one block (see
- * clheap_tier_grant). One call site opens runs (see CLHEAP_NO_UNROLL).
- * Why: the crossing request opened a block for what the old run lacked, a second
- * page-tier take on the launch's critical path; and while a hint's opener works the
- * other warps of its group fall back, where for classes of 16 or 4 slots per block
- * (4 KiB, 16 KiB) one block served half or an eighth of a warp and the rest went alone,
- * one malloc per work-item (H100: 2^16 x 4 KiB 0.71 ms, then 0.061). */
-static CLHEAP_INLINE void clheap_tier_take_many(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 n,
-                                                clheap_u32 seed, clheap_tier_grant *g)
+ * freed at once, so others find its blocks). Finish: list the run, install it or free
+ * what is not wanted, then one block for what is still missing (see clheap_tier_grant).
+ * One call site opens runs (see CLHEAP_NO_UNROLL).
+ * Why the crossing request opens what the old run lacked: before, it opened a block for
+ * them, a second page-tier take on the launch's critical path; and while a hint's opener
+ * works the other warps of its group fall back, where for classes of 16 or 4 slots per
+ * block (4 KiB, 16 KiB) one block served half or an eighth of a warp and the rest went
+ * alone, one malloc per work-item (H100: 2^16 x 4 KiB 0.71 ms, then 0.061).
+ * Why the headers are a step of their own: a run of 1024 frames is 1024 owner words; one
+ * lane writing them kept the hint's other requests falling back for as long. */
+static CLHEAP_INLINE void clheap_tier_take_begin(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 n,
+                                                 clheap_u32 seed, clheap_tier_grant *g, clheap_tier_opening *o)
 {
     g->run = g->first = g->k = g->run2 = g->k2 = 0u; /* defined even when the run gave nothing */
     g->frame = CLHEAP_BM_FAIL;
     g->got = 0;
-    CLHEAP_GLOBAL clheap_u64 *hint = clheap_tier_run_take(h, c, n, g);
-    clheap_u32 need = n - g->k, capacity = h[CLHEAP_HDR_CLASS_CAPACITY + c];
-    clheap_u32 blocks = hint ? h[CLHEAP_HDR_CLASS_RUN + c] : need > capacity ? (need + capacity - 1u) / capacity : 0u;
-    if (blocks) {
-        clheap_u32 run = clheap_tier_open_run(h, c, blocks, seed);
-        clheap_u32 total = blocks * capacity, keep = need < total ? need : total; /* a warp may want more */
-        if (hint) /* a run used up at once is not installed: the next request opens one */
-            clheap_xchg64(hint, run != CLHEAP_BM_FAIL && keep < total ? ((clheap_u64)(run + 1u) << 32) | keep : 0u);
-        else if (run != CLHEAP_BM_FAIL && keep < total)
-            clheap_tier_release_run(h, run, c, keep, blocks);
-        if (run != CLHEAP_BM_FAIL) {
-            g->run2 = run;
+    o->hint = clheap_tier_run_take(h, c, n, g);
+    clheap_u32 capacity = h[CLHEAP_HDR_CLASS_CAPACITY + c];
+    o->need = n - g->k;
+    o->blocks = o->hint ? h[CLHEAP_HDR_CLASS_RUN + c] : o->need > capacity ? (o->need + capacity - 1u) / capacity : 0u;
+    o->run = o->blocks ? clheap_pages_take(h, o->blocks * h[CLHEAP_HDR_CLASS_FRAMES + c], seed, 1) : CLHEAP_BM_FAIL;
+    if (o->run != CLHEAP_BM_FAIL)
+        clheap_fence_acquire(); /* the frames' last owner released them after its header writes */
+}
+
+static CLHEAP_INLINE void clheap_tier_take_finish(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 seed,
+                                                  clheap_tier_grant *g, const clheap_tier_opening *o)
+{
+    clheap_u32 need = o->need;
+    if (o->blocks) {
+        clheap_u32 total = o->blocks * h[CLHEAP_HDR_CLASS_CAPACITY + c];
+        clheap_u32 keep = need < total ? need : total; /* a warp may want more */
+        if (o->run != CLHEAP_BM_FAIL)
+            clheap_tier_list_run(h, o->run, c, o->blocks);
+        if (o->hint) /* a run used up at once is not installed: the next request opens one */
+            clheap_xchg64(o->hint, o->run != CLHEAP_BM_FAIL && keep < total ? ((clheap_u64)(o->run + 1u) << 32) | keep
+                                                                             : 0u);
+        else if (o->run != CLHEAP_BM_FAIL && keep < total)
+            clheap_tier_release_run(h, o->run, c, keep, o->blocks);
+        if (o->run != CLHEAP_BM_FAIL) {
+            g->run2 = o->run;
             g->k2 = keep;
             need -= keep;
         }
     }
     if (need)
         g->frame = clheap_tier_reserve_slow(h, c, need, seed, &g->got);
+}
+
+/* Both steps by one work-item. */
+static CLHEAP_INLINE void clheap_tier_take_many(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 n,
+                                                clheap_u32 seed, clheap_tier_grant *g)
+{
+    clheap_tier_opening o;
+    clheap_tier_take_begin(h, c, n, seed, g, &o);
+    if (o.run != CLHEAP_BM_FAIL) {
+        clheap_tier_write_run_headers(h, o.run, c, o.blocks, 0u, 1u);
+        clheap_fence_release(); /* headers before the blocks are listed or their slots handed out */
+    }
+    clheap_tier_take_finish(h, c, seed, g, &o);
 }
 
 /* The unit g gives the request of rank `rank`, or 0 if it goes alone. */

@@ -128,15 +128,24 @@ static uint32_t tier_segment_order(uint64_t frames)
     return frames < 64 ? 0 : 6;
 }
 
-/* TierAlloc's runs (cl/clheap_tier.h): blocks opened together for one hint, up to 64
- * frames. What all of a class's hints hold stays under 1/128 of the pool (it is given
- * back when a malloc would fail, but under a burst that is late): first fewer blocks
- * per run, then fewer hint slots, down to none (the class then uses blocks alone). */
+/* TierAlloc's runs (cl/clheap_tier.h): blocks opened together for one hint, up to
+ * CLHEAP_TIER_RUN_FRAMES frames. Why 1024 (16 segments): with runs of one segment a
+ * work-group's warps used up their hint's run several times per launch, and each
+ * opening was on the launch's critical path while the group's other warps fell back
+ * (H100, same run, TierAlloc+warp vs Gallatin malloc: 2^12 x 1 KiB 0.48x, mixed 16 B -
+ * 4 KiB 0.31x; 2^20 x 16 B 0.87x; with 1024 frames 1.42x, 1.04x, 2.03x). What all of a
+ * class's hints hold stays under 1/128 of the pool (it is given back when a malloc would
+ * fail, but under a burst that is late): first fewer blocks per run, then fewer hint
+ * slots, down to none (the class then uses blocks alone). */
+#ifndef CLHEAP_TIER_RUN_FRAMES
+#define CLHEAP_TIER_RUN_FRAMES 1024
+#endif
 static void plan_runs(uint32_t *h, uint64_t frames)
 {
     uint64_t budget = frames / 128, slots = h[CLHEAP_HDR_HINT_SLOTS];
     for (uint32_t c = 0; c < h[CLHEAP_HDR_CLASS_COUNT]; c++) {
-        uint32_t per_block = h[CLHEAP_HDR_CLASS_FRAMES + c], blocks = 64 / per_block ? 64 / per_block : 1;
+        uint32_t per_block = h[CLHEAP_HDR_CLASS_FRAMES + c];
+        uint32_t blocks = CLHEAP_TIER_RUN_FRAMES / per_block ? CLHEAP_TIER_RUN_FRAMES / per_block : 1;
         while (blocks > 1 && slots * blocks * per_block > budget)
             blocks /= 2;
         uint64_t hints = budget / ((uint64_t)blocks * per_block);
@@ -261,7 +270,15 @@ clheap_status clheap_layout_plan(const clheap_heap_config *config, uint32_t comp
     if (a == CLHEAP_TIER_ALLOC) { /* block hints: per class, per work-group slot */
         if (config->class_count > CLHEAP_MAX_CLASSES)
             return CLHEAP_ERROR_INVALID_ARGUMENT;
-        offsets = config->offset_count ? config->offset_count : compute_units;
+/* Hint slots per class: one per compute unit, at most 64. Why the cap: 132 slots (the
+ * H100's compute units) of runs of 16 segments per class opened and held 9 x 132 runs at
+ * once for mixed sizes, and malloc at 2^18 and 2^20 work-items ran 4.5 and 1.8 times
+ * slower than with 64 (or with runs of one segment). */
+#ifndef CLHEAP_TIER_MAX_HINT_SLOTS
+#define CLHEAP_TIER_MAX_HINT_SLOTS 64
+#endif
+        offsets = config->offset_count ? config->offset_count
+                  : compute_units < CLHEAP_TIER_MAX_HINT_SLOTS ? compute_units : CLHEAP_TIER_MAX_HINT_SLOTS;
         if (offsets == 0 || offsets > MAX_OFFSETS)
             return CLHEAP_ERROR_INVALID_ARGUMENT;
         hint_words = 2 * offsets * (config->class_count ? config->class_count

@@ -313,7 +313,7 @@ static clheap_status walk_runs(const uint32_t *w, uint8_t *free_map, clheap_heap
     for (uint32_t c = 0; c < w[CLHEAP_HDR_CLASS_COUNT]; c++) {
         uint32_t capacity = w[CLHEAP_HDR_CLASS_CAPACITY + c], per_block = w[CLHEAP_HDR_CLASS_FRAMES + c];
         uint32_t blocks = w[CLHEAP_HDR_CLASS_RUN + c], hints = w[CLHEAP_HDR_CLASS_HINTS + c];
-        if (blocks == 0 || (uint64_t)blocks * per_block > (1ull << w[CLHEAP_HDR_SEGMENT_ORDER]) || hints > slots)
+        if (blocks == 0 || (uint64_t)blocks * per_block > frames || hints > slots)
             return clheap_report_violation(what, len, "class %u: %u hints of runs of %u blocks do not fit", c, hints,
                                            blocks);
         for (uint32_t k = 0; k < slots; k++) {

@@ -55,10 +55,18 @@ uint32_t core_heap_malloc_many(core_heap *heap, size_t bytes, uint32_t n, uint32
             units[i] = core_heap_malloc(heap, bytes, group);
         return n;
     }
-    /* What clheap_blocks_malloc_warp's leader and lanes do on NVIDIA. */
+    /* What clheap_tier_malloc_warp's leader and lanes do on NVIDIA: the lanes write
+     * shares of an opened run's headers (here in reverse lane order) between the steps. */
     uint32_t seed = clheap_rotation_seed() + (uint32_t)bytes;
     clheap_tier_grant g;
-    clheap_tier_take_many(h, c, n, seed, &g);
+    clheap_tier_opening o;
+    clheap_tier_take_begin(h, c, n, seed, &g, &o);
+    if (o.run != CLHEAP_BM_FAIL) {
+        for (uint32_t lane = n; lane-- > 0;)
+            clheap_tier_write_run_headers(h, o.run, c, o.blocks, lane, n);
+        clheap_fence_release();
+    }
+    clheap_tier_take_finish(h, c, seed, &g, &o);
     for (uint32_t rank = 0; rank < n; rank++) {
         units[rank] = clheap_tier_grant_unit(h, c, &g, rank);
         if (!units[rank])

@@ -281,6 +281,8 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
     heap_test *t = *state;
+    if (!t)
+        return -1; /* the setup failed and said so */
     clReleaseKernel(t->alloc_random);
     clReleaseKernel(t->fill);
     clReleaseKernel(t->verify);

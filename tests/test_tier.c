@@ -267,6 +267,8 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
     tier_test *t = *state;
+    if (!t)
+        return -1; /* the setup failed and said so */
     cl_kernel k[] = {t->alloc_sizes, t->verify, t->free_some, t->bad_large_frees};
     for (size_t i = 0; i < sizeof k / sizeof *k; i++)
         clReleaseKernel(k[i]);
