@@ -140,6 +140,13 @@ static uint32_t tier_segment_order(uint64_t frames)
 #ifndef CLHEAP_TIER_RUN_FRAMES
 #define CLHEAP_TIER_RUN_FRAMES 1024
 #endif
+/* Hint slots per class: one per compute unit, at most 64. Why the cap: 132 slots (the
+ * H100's compute units) of runs of 16 segments per class opened and held 9 x 132 runs at
+ * once for mixed sizes, and malloc at 2^18 and 2^20 work-items ran 4.5 and 1.8 times
+ * slower than with 64 (or with runs of one segment). */
+#ifndef CLHEAP_TIER_MAX_HINT_SLOTS
+#define CLHEAP_TIER_MAX_HINT_SLOTS 64
+#endif
 static void plan_runs(uint32_t *h, uint64_t frames)
 {
     uint64_t budget = frames / 128, slots = h[CLHEAP_HDR_HINT_SLOTS];
@@ -270,13 +277,6 @@ clheap_status clheap_layout_plan(const clheap_heap_config *config, uint32_t comp
     if (a == CLHEAP_TIER_ALLOC) { /* block hints: per class, per work-group slot */
         if (config->class_count > CLHEAP_MAX_CLASSES)
             return CLHEAP_ERROR_INVALID_ARGUMENT;
-/* Hint slots per class: one per compute unit, at most 64. Why the cap: 132 slots (the
- * H100's compute units) of runs of 16 segments per class opened and held 9 x 132 runs at
- * once for mixed sizes, and malloc at 2^18 and 2^20 work-items ran 4.5 and 1.8 times
- * slower than with 64 (or with runs of one segment). */
-#ifndef CLHEAP_TIER_MAX_HINT_SLOTS
-#define CLHEAP_TIER_MAX_HINT_SLOTS 64
-#endif
         offsets = config->offset_count ? config->offset_count
                   : compute_units < CLHEAP_TIER_MAX_HINT_SLOTS ? compute_units : CLHEAP_TIER_MAX_HINT_SLOTS;
         if (offsets == 0 || offsets > MAX_OFFSETS)
