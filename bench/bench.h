@@ -20,6 +20,7 @@ typedef struct bench_env {
     const char *csv_dir;    /* NULL: no CSV files */
     const char *only;       /* NULL, or the allocators to run (names, comma-separated) */
     uint64_t heap_bytes;    /* throughput's heap; 0: 8 GiB (quick: sized to the shape) */
+    const char *build_options; /* --options: appended to the heap programs' build options */
 } bench_env;
 
 double bench_now_seconds(void);

@@ -160,7 +160,7 @@ int bench_heap_open(bench_env *env, clheap_allocator a, uint64_t bytes, uint32_t
         return 1;
     }
     static char log[65536];
-    st = clheap_heap_build_program(r->heap, 1, &bench_kernels, NULL, &r->program, log, sizeof log);
+    st = clheap_heap_build_program(r->heap, 1, &bench_kernels, env->build_options, &r->program, log, sizeof log);
     if (st != CLHEAP_SUCCESS) {
         fprintf(stderr, "%s\n%s\n", clheap_status_string(st), log);
         return 1;

@@ -1,5 +1,7 @@
 /* clheap-bench: the papers' allocator tests on any OpenCL device.
- * Usage: clheap-bench [--quick] [--cold] [--runs N] [--csv DIR] [--only ALLOCATOR[,...]] [--heap-mib N] [TEST...]
+ * Usage: clheap-bench [--quick] [--cold] [--runs N] [--csv DIR] [--only ALLOCATOR[,...]] [--heap-mib N] [--options STR] [TEST...]
+ * --options: extra OpenCL build options for the heaps' programs (an allocator's compile-time
+ * tunables, such as -DCLHEAP_BLOCK_FAST_TRIES=8), so a variant needs no rebuild.
  * Tests: cache, throughput, registers, papers (AD, ACD, P), linux, oom. No test named: all. */
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +26,7 @@ enum { TEST_COUNT = sizeof tests / sizeof tests[0] };
 static int usage(void)
 {
     fprintf(stderr, "usage: clheap-bench [--quick] [--cold] [--runs N] [--csv DIR] [--only ALLOCATOR[,...]] [--heap-mib N] "
-                    "[TEST...]\ntests:");
+                    "[--options STR] [TEST...]\ntests:");
     for (int i = 0; i < TEST_COUNT; i++)
         fprintf(stderr, " %s", tests[i].name);
     fprintf(stderr, "\n");
@@ -51,6 +53,8 @@ int main(int argc, char **argv)
             env.only = argv[++i];
         } else if (strcmp(argv[i], "--heap-mib") == 0 && i + 1 < argc) {
             env.heap_bytes = strtoull(argv[++i], NULL, 10) << 20;
+        } else if (strcmp(argv[i], "--options") == 0 && i + 1 < argc) {
+            env.build_options = argv[++i];
         } else {
             int found = 0;
             for (int t = 0; t < TEST_COUNT; t++)
