@@ -38,8 +38,14 @@ static CLHEAP_INLINE clheap_u64 clheap_and64(CLHEAP_GLOBAL clheap_u64 *p, clheap
 static CLHEAP_INLINE clheap_u32 clheap_popcount64(clheap_u64 v) { return (clheap_u32)popcount(v); }
 static CLHEAP_INLINE clheap_u32 clheap_ctz64(clheap_u64 v) { return 63u - (clheap_u32)clz(v & (0ul - v)); }
 static CLHEAP_INLINE clheap_u32 clheap_msb64(clheap_u64 v) { return 63u - (clheap_u32)clz(v); } /* v != 0 */
-/* Store-then-load ordering across work-items (the re-read rule above needs it). */
+/* Store-then-load ordering across work-items (the re-read rule above needs it). With
+ * the PTX probe passed, one device-scope SC fence: the portable three calls compile on
+ * NVIDIA to membar.cta and two membar.gl, each on the path of every bitmap level change. */
+#ifdef CLHEAP_HAVE_PTX
+static CLHEAP_INLINE void clheap_fence_full(void) { asm volatile("fence.sc.gpu;" ::: "memory"); }
+#else
 static CLHEAP_INLINE void clheap_fence_full(void) { mem_fence(CLK_GLOBAL_MEM_FENCE); write_mem_fence(CLK_GLOBAL_MEM_FENCE); read_mem_fence(CLK_GLOBAL_MEM_FENCE); }
+#endif
 #else
 static CLHEAP_INLINE clheap_u64 clheap_or64(clheap_u64 *p, clheap_u64 v)
 {

@@ -17,9 +17,9 @@
  *           reclaimed and reused for another class meanwhile (DynaSOAr appendix A.3).
  *           After CLHEAP_BLOCK_FAST_TRIES misses: slow path, take frames and initialise a
  *           block (class first, fence, then the allocation bitmap).
- *   free    clear the slot's bit; if the block was full, activate it; if it is now empty,
- *           invalidate it (set every slot bit; roll back if a slot was taken meanwhile)
- *           and return its frames.
+ *   free    clear the slot's bit; if the block was full (and is not empty now), activate
+ *           it; if it is now empty, invalidate it (set every slot bit; roll back if a slot
+ *           was taken meanwhile) and return its frames.
  * No step waits for another work-item. DynaSOAr's set/clear spin in two places; here:
  *   - deactivating a full block is followed by a re-read of its allocation bitmap, and
  *     the block is re-activated if a free landed meanwhile, so at kernel end every
@@ -179,11 +179,30 @@ static CLHEAP_INLINE clheap_u64 clheap_block_reserve(CLHEAP_GLOBAL clheap_u32 *h
     return got;
 }
 
-/* Returns a block's frames to the free-frame bitmap once it is empty and invalidated. */
-static CLHEAP_INLINE void clheap_block_reclaim(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame, clheap_u32 c)
+/* The allocated-block bitmap only lists a class's blocks: parallel_do, device_do and the
+ * heap check read its containers, and no search descends it. So it has one level
+ * (host/heap_layout.c), and listing or unlisting a block is one atomic whose result
+ * nobody waits for: with the upper levels kept as for a searched bitmap, every block
+ * that emptied a container also paid a fence and two more dependent atomics. */
+static CLHEAP_INLINE void clheap_block_list_bits(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 container,
+                                                 clheap_u64 bits)
 {
-    clheap_bm_try_clear(h, CLHEAP_BM_ACTIVE(c), frame);
-    clheap_bm_try_clear(h, CLHEAP_BM_ALLOCATED(c), frame);
+    clheap_or64(clheap_bm_container(h, CLHEAP_BM_ALLOCATED(c), 0u, container), bits);
+}
+
+static CLHEAP_INLINE void clheap_block_unlist(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 frame)
+{
+    clheap_and64(clheap_bm_container(h, CLHEAP_BM_ALLOCATED(c), 0u, frame >> 6), ~((clheap_u64)1 << (frame & 63u)));
+}
+
+/* Returns a block's frames to the free-frame bitmap once it is empty and invalidated.
+ * `active`: whether it may be in the active bitmap (see clheap_block_after_release). */
+static CLHEAP_INLINE void clheap_block_reclaim(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame, clheap_u32 c,
+                                               int active)
+{
+    clheap_block_unlist(h, c, frame);
+    if (active)
+        clheap_bm_try_clear(h, CLHEAP_BM_ACTIVE(c), frame);
     clheap_store32(clheap_block_header(h, frame) + CLHEAP_BLOCK_WORD_CLASS, 0u);
     clheap_fence_release();
     if (clheap_frames_from_pages(h))
@@ -193,27 +212,37 @@ static CLHEAP_INLINE void clheap_block_reclaim(CLHEAP_GLOBAL clheap_u32 *h, clhe
 }
 
 /* After the AND that freed `bits` of the block at `frame` of class c found `old`
- * (every bit of `bits` set in it): activation if it was full, invalidation if empty. */
+ * (every bit of `bits` set in it): activation if it was full and is not empty now,
+ * invalidation if it is empty.
+ * A release that takes a full block straight to empty leaves it out of the active
+ * bitmap: the block is reclaimed at once, and marking it only to unmark it cost two
+ * hierarchical updates with their fences on the free's critical path (every 4 KiB and
+ * 16 KiB block that one warp frees whole). Only that path skips the active bitmap; any
+ * rollback counts the block as possibly active, so at worst a stale mark is left, which
+ * searchers repair (a full-or-free frame never hands out a slot). */
 static CLHEAP_INLINE void clheap_block_after_release(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame,
                                                      clheap_u32 c, clheap_u64 old, clheap_u64 bits)
 {
     CLHEAP_GLOBAL clheap_u64 *alloc = clheap_block_alloc_bits(h, frame);
     clheap_u64 slots = clheap_class_slots(h, c);
-    if (old == ~(clheap_u64)0)
-        clheap_bm_try_set(h, CLHEAP_BM_ACTIVE(c), frame); /* was full: findable again */
+    int active = old != ~(clheap_u64)0; /* not full before: active (invariant at kernel end) */
     for (int attempt = 0; attempt < 2; attempt++) {
-        if (((old & ~bits) & slots) != 0)
-            return; /* not empty */
+        if (((old & ~bits) & slots) != 0) {
+            if (old == ~(clheap_u64)0)
+                clheap_bm_try_set(h, CLHEAP_BM_ACTIVE(c), frame); /* was full: findable again */
+            return;
+        }
         /* Empty: invalidate by taking every slot. Success iff none was taken meanwhile. */
         clheap_u64 before = clheap_or64(alloc, slots);
         if ((before & slots) == 0) {
-            clheap_block_reclaim(h, frame, c);
+            clheap_block_reclaim(h, frame, c, active);
             return;
         }
         /* Roll back exactly the bits we set; if that empties the block again, retry. */
         clheap_u64 ours = slots & ~before;
         old = clheap_and64(alloc, ~ours);
         bits = ours;
+        active = 1;
         if (old == ~(clheap_u64)0 && ours)
             clheap_bm_try_set(h, CLHEAP_BM_ACTIVE(c), frame);
     }
@@ -252,7 +281,7 @@ static CLHEAP_INLINE clheap_u32 clheap_block_new(CLHEAP_GLOBAL clheap_u32 *h, cl
     }
     clheap_store64(clheap_block_alloc_bits(h, frame), ~slots | mine);
     clheap_fence_release();
-    clheap_bm_try_set(h, CLHEAP_BM_ALLOCATED(c), frame);
+    clheap_block_list_bits(h, c, frame >> 6, (clheap_u64)1 << (frame & 63u));
     if (rest)
         clheap_bm_try_set(h, CLHEAP_BM_ACTIVE(c), frame);
     *got = mine;

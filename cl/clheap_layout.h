@@ -11,7 +11,7 @@
 
 #define CLHEAP_UNIT 16u
 #define CLHEAP_MAGIC 0x50484c43u /* "CLHP" */
-#define CLHEAP_LAYOUT_VERSION 5u
+#define CLHEAP_LAYOUT_VERSION 6u
 
 /* Allocator kinds: the same numbers as enum clheap_allocator in <clheap/heap.h>. */
 #define CLHEAP_KIND_ATOMIC 1
@@ -82,7 +82,8 @@
 #define CLHEAP_BM_DESC_WORDS 9
 #define CLHEAP_HDR_BITMAPS (CLHEAP_HDR_CLASS_HINTS + CLHEAP_MAX_CLASSES)
 /* BitmapAlloc: bitmap 0 = free slots. Blocks: bitmap 0 = free frames, then for each
- * class c: 1 + 2c = allocated blocks, 2 + 2c = active (allocated, not full) blocks.
+ * class c: 1 + 2c = allocated blocks (level 0 only: never searched), 2 + 2c = active
+ * (allocated, not full) blocks.
  * TierAlloc: the same, bitmap 0 being the page tier's free frames of broken segments,
  * then 1 + 2 * count its whole free segments. */
 #define CLHEAP_PAGE_BITMAPS 1

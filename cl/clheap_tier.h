@@ -126,7 +126,7 @@ static CLHEAP_INLINE void clheap_tier_list_run(CLHEAP_GLOBAL clheap_u32 *h, clhe
         listed |= (clheap_u64)1 << (b & 63u);
         clheap_u32 next = b + frames;
         if (next >= run + blocks * frames || next >> 6 != b >> 6) {
-            clheap_bm_put_bits(h, CLHEAP_BM_ALLOCATED(c), b >> 6, listed);
+            clheap_block_list_bits(h, c, b >> 6, listed);
             listed = 0;
         }
     }
@@ -414,11 +414,7 @@ static CLHEAP_INLINE void clheap_bitmap_kinds_init_item(CLHEAP_GLOBAL clheap_u32
             clheap_pages_init_container(h, b ? b - class_bitmaps : 0u, i);
             continue;
         }
-        clheap_u32 desc = CLHEAP_BM_DESC(b);
-        clheap_u32 levels = h[desc + CLHEAP_BM_LEVELS];
-        clheap_u32 total = h[desc + CLHEAP_BM_LEVEL0 + levels - 1u] + 1u; /* containers, all levels */
-        if (i < total)
-            clheap_bm_init_container(h, desc, i, b == 0u);
+        clheap_bm_init_container(h, CLHEAP_BM_DESC(b), i, b == 0u); /* nothing past its containers */
     }
     if (kind != CLHEAP_KIND_BITMAP)
         clheap_blocks_init_frame(h, i);

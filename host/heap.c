@@ -27,11 +27,11 @@ struct clheap_heap {
     cl_mem block_count;       /* BlockAlloc: its length */
     clheap_heap_config config;
     clheap_layout layout;
-    int warp_coalescing; /* BlockAlloc, TierAlloc, circular family on NVIDIA: the PTX probe compiled */
+    int warp_coalescing; /* BlockAlloc, TierAlloc, circular family on NVIDIA: ptx_level() */
 };
 
 /* The inline PTX that warp coalescing uses, in a kernel of its own: if this builds, the
- * allocator's PTX path will. */
+ * allocator's PTX path will (sm_70 and later). */
 static const char *ptx_probe_source =
     "__kernel void probe(__global uint *out) {\n"
     "    uint m, l, r, s;\n"
@@ -40,24 +40,40 @@ static const char *ptx_probe_source =
     "    asm volatile(\"match.any.sync.b32 %0, %1, %2;\" : \"=r\"(r) : \"r\"(l), \"r\"(m));\n"
     "    asm volatile(\"bar.warp.sync %0;\" ::\"r\"(m));\n"
     "    asm volatile(\"shfl.sync.idx.b32 %0, %1, %2, 0x1f, %3;\" : \"=r\"(s) : \"r\"(r), \"r\"(0u), \"r\"(m));\n"
+    "    asm volatile(\"fence.sc.gpu;\" ::: \"memory\");\n"
     "    out[get_global_id(0)] = s;\n"
     "}\n";
 
-static int ptx_available(cl_context context, cl_device_id device)
+/* The warp reduction the coalesced free uses where it exists (sm_80 and later). */
+static const char *redux_probe_source =
+    "__kernel void probe(__global uint *out) {\n"
+    "    uint m, r;\n"
+    "    asm volatile(\"activemask.b32 %0;\" : \"=r\"(m));\n"
+    "    asm volatile(\"redux.sync.or.b32 %0, %1, %2;\" : \"=r\"(r) : \"r\"(out[0]), \"r\"(m));\n"
+    "    out[get_global_id(0)] = r;\n"
+    "}\n";
+
+static int probe_builds(cl_context context, cl_device_id device, const char *source)
 {
-    char platform_name[256] = "";
-    cl_platform_id platform = NULL;
-    clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, NULL);
-    clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof platform_name - 1, platform_name, NULL);
-    if (!strstr(platform_name, "NVIDIA"))
-        return 0;
     cl_int err;
-    cl_program probe = clCreateProgramWithSource(context, 1, &ptx_probe_source, NULL, &err);
+    cl_program probe = clCreateProgramWithSource(context, 1, &source, NULL, &err);
     if (err != CL_SUCCESS)
         return 0;
     int ok = clBuildProgram(probe, 1, &device, "", NULL, NULL) == CL_SUCCESS;
     clReleaseProgram(probe);
     return ok;
+}
+
+/* 0: no inline PTX (not NVIDIA, or the probe failed); 1: warp coalescing; 2: also redux. */
+static int ptx_level(cl_context context, cl_device_id device)
+{
+    char platform_name[256] = "";
+    cl_platform_id platform = NULL;
+    clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, NULL);
+    clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof platform_name - 1, platform_name, NULL);
+    if (!strstr(platform_name, "NVIDIA") || !probe_builds(context, device, ptx_probe_source))
+        return 0;
+    return probe_builds(context, device, redux_probe_source) ? 2 : 1;
 }
 
 const char *clheap_heap_program_source(void)
@@ -89,8 +105,9 @@ clheap_status clheap_heap_build_options(const clheap_heap *heap, char *buf, size
 {
     if (!heap || !buf || len == 0)
         return CLHEAP_ERROR_INVALID_ARGUMENT;
-    int n = snprintf(buf, len, "-DCLHEAP_ALLOCATOR=%d%s", (int)heap->config.allocator,
-                     heap->warp_coalescing ? " -DCLHEAP_HAVE_PTX=1" : "");
+    int n = snprintf(buf, len, "-DCLHEAP_ALLOCATOR=%d%s%s", (int)heap->config.allocator,
+                     heap->warp_coalescing ? " -DCLHEAP_HAVE_PTX=1" : "",
+                     heap->warp_coalescing > 1 ? " -DCLHEAP_HAVE_REDUX=1" : "");
     return n >= 0 && (size_t)n < len ? CLHEAP_SUCCESS : CLHEAP_ERROR_BUFFER_TOO_SMALL;
 }
 
@@ -111,7 +128,7 @@ static clheap_status build(clheap_heap *heap, size_t count, const char **sources
     free(all);
     if (err != CL_SUCCESS)
         return err;
-    char heap_options[64];
+    char heap_options[128];
     clheap_heap_build_options(heap, heap_options, sizeof heap_options);
     size_t options_len = strlen(heap_options) + (options ? strlen(options) : 0) + 2;
     char *all_options = malloc(options_len);
@@ -285,7 +302,7 @@ clheap_status clheap_heap_create(cl_context context, cl_device_id device, cl_com
     }
     int bitmaps = clheap_allocator_is_bitmap(cfg.allocator);
     heap->warp_coalescing = (clheap_allocator_has_blocks(cfg.allocator) || clheap_allocator_is_circular(cfg.allocator)) &&
-                            !cfg.no_warp_coalescing && ptx_available(context, device);
+                            !cfg.no_warp_coalescing ? ptx_level(context, device) : 0;
     if (clheap_allocator_is_circular(cfg.allocator) || bitmaps) {
         const char *kernels = clheap_embedded_kernels_source;
         status = build(heap, 1, &kernels, NULL, &heap->program, NULL, 0);

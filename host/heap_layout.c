@@ -100,11 +100,17 @@ static uint64_t bitmap_containers(uint64_t bits, uint32_t *levels)
     return total;
 }
 
-/* Writes descriptor `index` for a bitmap of `bits` bits at `*unit`; advances *unit. */
-static int describe_bitmap(uint32_t *h, uint32_t index, uint64_t bits, uint64_t *unit)
+/* Writes descriptor `index` for a bitmap of `bits` bits at `*unit`; advances *unit.
+ * flat: level 0 only (a bitmap that is read, never searched: cl/clheap_blocks.h's
+ * allocated-block bitmaps). */
+static int describe_bitmap(uint32_t *h, uint32_t index, uint64_t bits, int flat, uint64_t *unit)
 {
     uint32_t levels;
     uint64_t containers = bitmap_containers(bits, &levels);
+    if (flat) {
+        containers = (bits + 63) / 64;
+        levels = 1;
+    }
     if (levels > CLHEAP_BM_MAX_LEVELS || bits == 0)
         return 0;
     uint32_t *d = h + CLHEAP_BM_DESC(index);
@@ -232,9 +238,9 @@ static clheap_status plan_bitmap_kinds(const clheap_heap_config *config, uint64_
     uint64_t unit = header_units;
     h[CLHEAP_HDR_BITMAP_FIRST] = header_units;
     for (uint32_t b = 0; b < bitmaps; b++)
-        if (!describe_bitmap(h, b, n, &unit))
+        if (!describe_bitmap(h, b, n, blocks && b % 2u == 1u, &unit)) /* 1 + 2c: class c's allocated blocks */
             return CLHEAP_ERROR_SIZE_TOO_LARGE;
-    if (segment_order && !describe_bitmap(h, bitmaps, n >> segment_order, &unit)) /* TierAlloc's segments */
+    if (segment_order && !describe_bitmap(h, bitmaps, n >> segment_order, 0, &unit)) /* TierAlloc's segments */
         return CLHEAP_ERROR_SIZE_TOO_LARGE;
     h[CLHEAP_HDR_SEGMENT_ORDER] = segment_order;
     h[CLHEAP_HDR_BITMAP_UNITS] = (uint32_t)(unit - header_units);

@@ -456,8 +456,11 @@ static uint64_t indices_below(const uint32_t *w, uint32_t desc, uint32_t level, 
 uint64_t clheap_bitmap_indices(const uint32_t *w, uint32_t desc, uint32_t *out, uint64_t cap,
                                uint64_t *containers_read)
 {
-    uint64_t read = 0;
-    uint64_t found = indices_below(w, desc, w[desc + CLHEAP_BM_LEVELS] - 1, 0, out, cap, 0, &read);
+    uint64_t read = 0, found = 0;
+    uint32_t top = w[desc + CLHEAP_BM_LEVELS] - 1;
+    uint64_t containers = (bm_count_at(w, desc, top) + 63) / 64; /* 1, or level 0's of a flat bitmap */
+    for (uint64_t i = 0; i < containers; i++)
+        found = indices_below(w, desc, top, i, out, cap, found, &read);
     if (containers_read)
         *containers_read = read;
     return found;
