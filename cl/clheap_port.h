@@ -67,6 +67,10 @@ static CLHEAP_INLINE void clheap_fence_acquire(void) { read_mem_fence(CLK_GLOBAL
  * work-group id spreads groups over the offsets the way a scheduler spreads them over
  * compute units. */
 #define clheap_group_index() ((clheap_u32)get_group_id(0))
+/* The launch's group count and this work-item's 32-item slice of its group (a warp on
+ * NVIDIA): TierAlloc spreads small launches over its hint slots with them. */
+#define clheap_group_count() ((clheap_u32)get_num_groups(0))
+#define clheap_warp_in_group() ((clheap_u32)get_local_id(0) / 32u)
 /* Seed for bitmap rotation: spreads work-items (DynaSOAr rotates by warp id). */
 #define clheap_rotation_seed() ((clheap_u32)get_global_id(0) * 0x9E3779B1u + (clheap_u32)get_global_id(1))
 
@@ -132,6 +136,8 @@ static CLHEAP_INLINE void clheap_fence_acquire(void) { atomic_signal_fence(memor
 /* The host build's "work-group id": set by each thread of the stress test. */
 extern _Thread_local clheap_u32 clheap_host_group_index;
 #define clheap_group_index() clheap_host_group_index
+#define clheap_group_count() 1u
+#define clheap_warp_in_group() 0u
 #define clheap_rotation_seed() (clheap_host_group_index * 0x9E3779B1u)
 #endif
 
