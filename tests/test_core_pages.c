@@ -205,11 +205,60 @@ static void whole_pool_and_segment_edges(void **state)
     core_heap_destroy(&heap);
 }
 
+/* A small-tier run when no container near the low end has room: the low end made a
+ * checkerboard of single free segments (100 containers of 64 KiB pieces, every other one
+ * freed: more than a look's start among the nearest 32 plus its 64 containers), a 16 B
+ * malloc opens its class's run of 16 segments. The look near the end fails; the run must
+ * come from the first fit after it (cl/clheap_pages.h), intact and past the
+ * checkerboard, and everything merges back once freed. */
+static void small_run_past_a_fragmented_low_end(void **state)
+{
+    (void)state;
+    core_heap heap;
+    clheap_heap_stats fresh, s;
+    make_heap(&heap, &fresh);
+    enum { CONTAINERS = 100, PIECES = CONTAINERS * 64 };
+    uint32_t *pieces = malloc(PIECES * sizeof *pieces);
+    assert_non_null(pieces);
+    uint32_t segment_frames = fresh.segment_frames;
+    for (uint32_t i = 0; i < PIECES; i++) {
+        /* A group per piece: a take starts among the nearest containers by its seed, and one
+         * seed for all skipped the same container every time. */
+        pieces[i] = core_heap_malloc(&heap, (size_t)segment_frames * fresh.frame_bytes, i);
+        assert_int_not_equal(pieces[i], 0);
+    }
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < PIECES; i++) {
+        if (frame_of(&heap, pieces[i]) / segment_frames % 2 == 0)
+            core_heap_free_unit(&heap, pieces[i], 0);
+        else
+            pieces[kept++] = pieces[i];
+    }
+    assert_walks(&heap, &s);
+    assert_true(s.free_segments >= PIECES / 2);
+    uint32_t small = core_heap_malloc(&heap, 16, 0);
+    assert_int_not_equal(small, 0);
+    assert_true(frame_of(&heap, small) / segment_frames >= (CONTAINERS - 2) * 64); /* past the checkerboard */
+    memset(core_heap_pointer(&heap, small), 0x5a, 16);
+    assert_walks(&heap, &s);
+    assert_true(s.run_slots > 0);
+    for (uint32_t i = 0; i < kept; i++)
+        core_heap_free_unit(&heap, pieces[i], 1);
+    core_heap_free_unit(&heap, small, 1);
+    core_heap_trim(&heap);
+    assert_walks(&heap, &s);
+    assert_int_equal(s.free_segments, fresh.free_segments);
+    assert_int_equal(heap.words[CLHEAP_HDR_ERR_OUT_OF_MEMORY], 0);
+    free(pieces);
+    core_heap_destroy(&heap);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(random_steps_keep_placement_and_merge_back),
         cmocka_unit_test(whole_pool_and_segment_edges),
+        cmocka_unit_test(small_run_past_a_fragmented_low_end),
     };
     return cmocka_run_group_tests_name("TierAlloc page tier (C11 core)", tests, NULL, NULL);
 }
