@@ -399,7 +399,9 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_segments(CLHEAP_GLOBAL clheap_
         clheap_u32 length, start = resume    ? from
                                    : attempt ? clheap_hash32(seed + attempt * 0x9E3779B9u) % bits / align * align
                                              : 0u;
-        int fit = attempt || resume ? CLHEAP_PAGES_FIRST_FIT : highest ? CLHEAP_PAGES_HIGHEST_FIT : CLHEAP_PAGES_BEST_FIT;
+        int fit = attempt || resume ? CLHEAP_PAGES_FIRST_FIT
+                  : highest         ? CLHEAP_PAGES_HIGHEST_FIT
+                                    : CLHEAP_PAGES_BEST_FIT;
         clheap_u32 first = clheap_pages_find_run(h, desc, count, start, fit, &length);
         if (first == CLHEAP_BM_FAIL) {
             if (attempt)

@@ -14,9 +14,10 @@
  * Fast path of a small malloc (after Gallatin and LLVM libc's GPU malloc, which claim
  * one range of slots per warp): each (class, hint slot) has a 64-bit hint in the header
  * (HINTS(c) slots per class: fewer, or none, where the pool cannot afford a run per
- * slot; a request's slot is its work-group's, see clheap_tier_hint_slot) naming a run of RUN(c) consecutive blocks opened together (one page-tier take
- * of up to 1024 frames, 16 segments: 65,536 slots of 16 B, 256 of 4 KiB) and how many of
- * its slots it has handed out.
+ * slot; a request's slot is its work-group's, see clheap_tier_hint_slot) naming a run
+ * of RUN(c) consecutive blocks opened together (one page-tier take of up to 1024
+ * frames, 16 segments: 65,536 slots of 16 B, 256 of 4 KiB) and how many of its slots it
+ * has handed out.
  * A request (on NVIDIA a whole warp's worth of one class, through inline PTX) takes n
  * slots with one atomic add on the hint, no bitmap search and no block header touched.
  * A run's slots are all reserved in its blocks' allocation bitmaps when it opens, so no
@@ -157,8 +158,8 @@ typedef struct {
  * groups (2^12 x 4 KiB) a group's run of 128 slots lasted half of its 256 requests, and
  * the warps that came while it was reopened each opened runs of their own (H100, warm,
  * malloc: 0.023 ms; spread over 64 slots: 0.009). With as many groups as slots or more,
- * a slot serves whole groups, as before (spread, 2^14 and 2^16 work-items of mixed
- * sizes ran up to 4x slower). */
+ * a slot serves whole groups, as before (spreading those too made 2^14 and 2^16
+ * work-items of mixed sizes up to 4x slower). */
 static CLHEAP_INLINE clheap_u32 clheap_tier_hint_slot(clheap_u32 hints)
 {
     clheap_u32 groups = clheap_group_count();
