@@ -12,6 +12,26 @@ __kernel void clheap_init_chunks(__global clheap_heap *heap, uint chunk_count)
         clheap_circular_init_chunk(clheap_words(heap), CLHEAP_FUSED, index, chunk_count);
 }
 
+/* Host-enqueued allocations (clheap_heap_enqueue_malloc / _free, paper 003's address
+ * buffering): one work-item per request of the batch; results are offsets in 16-byte
+ * units in the handle table, where later kernels read them. */
+__kernel void clheap_enqueue_malloc(__global clheap_heap *heap, __global uint *handles, uint first, uint count,
+                                    uint size, __global const uint *sizes, uint per_request)
+{
+    uint i = (uint)get_global_id(0);
+    if (i < count)
+        handles[first + i] = clheap_malloc_unit(heap, per_request ? sizes[i] : size);
+}
+
+__kernel void clheap_enqueue_free(__global clheap_heap *heap, __global uint *handles, uint first, uint count)
+{
+    uint i = (uint)get_global_id(0);
+    if (i < count && handles[first + i]) {
+        clheap_free_unit(heap, handles[first + i]);
+        handles[first + i] = 0u;
+    }
+}
+
 #if CLHEAP_ALLOCATOR == CLHEAP_KIND_BITMAP || CLHEAP_HAS_BLOCKS
 /* One work-item per bitmap container and per frame (cl/clheap_tier.h). */
 __kernel void clheap_init_bitmaps(__global clheap_heap *heap, uint bitmap_count, uint items)

@@ -23,6 +23,8 @@ struct clheap_heap {
     cl_kernel init_chunks;  /* circular: clheap_init_chunks; bitmap kinds: clheap_init_bitmaps */
     cl_kernel collect_blocks; /* BlockAlloc: parallel_do's block list */
     cl_kernel close_runs;     /* TierAlloc: run hints closed before parallel_do */
+    cl_kernel enqueue_malloc; /* host-enqueued allocations: made on first use */
+    cl_kernel enqueue_free;
     cl_mem block_list;        /* BlockAlloc: that list */
     cl_mem block_count;       /* BlockAlloc: its length */
     clheap_heap_config config;
@@ -241,6 +243,10 @@ static void release_parts(clheap_heap *heap)
         clReleaseKernel(heap->collect_blocks);
     if (heap->close_runs)
         clReleaseKernel(heap->close_runs);
+    if (heap->enqueue_malloc)
+        clReleaseKernel(heap->enqueue_malloc);
+    if (heap->enqueue_free)
+        clReleaseKernel(heap->enqueue_free);
     if (heap->block_list)
         clReleaseMemObject(heap->block_list);
     if (heap->block_count)
@@ -445,6 +451,121 @@ clheap_status clheap_heap_indices(clheap_heap *heap, uint32_t class_index, uint3
     }
     free(image);
     return status;
+}
+
+/* The library's program (bump heaps build it on first use here) and its two kernels. */
+static clheap_status make_enqueue_kernels(clheap_heap *heap)
+{
+    if (heap->enqueue_malloc && heap->enqueue_free)
+        return CLHEAP_SUCCESS;
+    if (!heap->program) {
+        const char *kernels = clheap_embedded_kernels_source;
+        clheap_status status = build(heap, 1, &kernels, NULL, &heap->program, NULL, 0);
+        if (status != CLHEAP_SUCCESS)
+            return status;
+    }
+    cl_int err = CL_SUCCESS;
+    if (!heap->enqueue_malloc)
+        heap->enqueue_malloc = clCreateKernel(heap->program, "clheap_enqueue_malloc", &err);
+    if (err == CL_SUCCESS && !heap->enqueue_free)
+        heap->enqueue_free = clCreateKernel(heap->program, "clheap_enqueue_free", &err);
+    return err;
+}
+
+/* The checks both enqueue calls share: a live heap, a handle table of uint32 entries
+ * that holds [first_index, first_index + count), and the kernels. */
+static clheap_status check_batch(clheap_heap *heap, size_t count, cl_mem handles, size_t first_index)
+{
+    clheap_status status = live(heap);
+    if (status != CLHEAP_SUCCESS)
+        return status;
+    if (!handles)
+        return CLHEAP_ERROR_INVALID_ARGUMENT;
+    if (count == 0)
+        return CLHEAP_ERROR_ZERO_COUNT;
+    size_t table_bytes = 0;
+    cl_int err = clGetMemObjectInfo(handles, CL_MEM_SIZE, sizeof table_bytes, &table_bytes, NULL);
+    if (err != CL_SUCCESS)
+        return err;
+    size_t entries = table_bytes / sizeof(uint32_t);
+    if (first_index >= entries || count > entries - first_index || entries > UINT32_MAX)
+        return CLHEAP_ERROR_HANDLE_OUT_OF_RANGE;
+    return make_enqueue_kernels(heap);
+}
+
+static cl_int enqueue_batch(clheap_heap *heap, cl_command_queue queue, cl_kernel kernel, size_t count,
+                            cl_uint num_events, const cl_event *wait_list, cl_event *event)
+{
+    size_t local = 0;
+    cl_int err = clGetKernelWorkGroupInfo(kernel, heap->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof local, &local,
+                                          NULL);
+    if (err != CL_SUCCESS)
+        return err;
+    local = local < 256 ? local : 256;
+    size_t global = (count + local - 1) / local * local;
+    return clEnqueueNDRangeKernel(queue ? queue : heap->queue, kernel, 1, NULL, &global, &local, num_events,
+                                  wait_list, event);
+}
+
+clheap_status clheap_heap_enqueue_malloc(clheap_heap *heap, cl_command_queue queue, size_t count, uint32_t size,
+                                         cl_mem sizes, cl_mem handles, size_t first_index, cl_uint num_events,
+                                         const cl_event *wait_list, cl_event *event)
+{
+    clheap_status status = check_batch(heap, count, handles, first_index);
+    if (status != CLHEAP_SUCCESS)
+        return status;
+    if (sizes) {
+        size_t sizes_bytes = 0;
+        cl_int err = clGetMemObjectInfo(sizes, CL_MEM_SIZE, sizeof sizes_bytes, &sizes_bytes, NULL);
+        if (err != CL_SUCCESS)
+            return err;
+        if (sizes_bytes / sizeof(uint32_t) < count)
+            return CLHEAP_ERROR_INVALID_ARGUMENT;
+    } else if (size == 0) {
+        return CLHEAP_ERROR_ZERO_SIZE;
+    }
+    cl_uint first = (cl_uint)first_index, n = (cl_uint)count, per_request = sizes != NULL;
+    cl_mem sizes_arg = sizes ? sizes : handles; /* not read without per_request */
+    cl_kernel k = heap->enqueue_malloc;
+    cl_int err = clSetKernelArg(k, 0, sizeof heap->buffer, &heap->buffer);
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(k, 1, sizeof handles, &handles);
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(k, 2, sizeof first, &first);
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(k, 3, sizeof n, &n);
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(k, 4, sizeof size, &size);
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(k, 5, sizeof sizes_arg, &sizes_arg);
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(k, 6, sizeof per_request, &per_request);
+    if (err == CL_SUCCESS)
+        err = enqueue_batch(heap, queue, k, count, num_events, wait_list, event);
+    return err;
+}
+
+clheap_status clheap_heap_enqueue_free(clheap_heap *heap, cl_command_queue queue, size_t count, cl_mem handles,
+                                       size_t first_index, cl_uint num_events, const cl_event *wait_list,
+                                       cl_event *event)
+{
+    clheap_status status = check_batch(heap, count, handles, first_index);
+    if (status != CLHEAP_SUCCESS)
+        return status;
+    if (heap->config.allocator == CLHEAP_ATOMIC_MALLOC || heap->config.allocator == CLHEAP_ATOMIC_WRAP_MALLOC)
+        return CLHEAP_ERROR_UNSUPPORTED; /* bump allocators cannot free */
+    cl_uint first = (cl_uint)first_index, n = (cl_uint)count;
+    cl_kernel k = heap->enqueue_free;
+    cl_int err = clSetKernelArg(k, 0, sizeof heap->buffer, &heap->buffer);
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(k, 1, sizeof handles, &handles);
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(k, 2, sizeof first, &first);
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(k, 3, sizeof n, &n);
+    if (err == CL_SUCCESS)
+        err = enqueue_batch(heap, queue, k, count, num_events, wait_list, event);
+    return err;
 }
 
 clheap_status clheap_heap_trim(clheap_heap *heap)

@@ -202,6 +202,31 @@ clheap_status clheap_heap_parallel_do(clheap_heap *heap, uint32_t class_index, c
 clheap_status clheap_heap_indices(clheap_heap *heap, uint32_t class_index, uint32_t *out, size_t cap,
                                   size_t *count);
 
+/* Host-enqueued allocations (the address buffering of paper 003): `count` mallocs run
+ * on the device in `queue` (NULL: the heap's queue) after the wait list, and the host
+ * does not wait. Request i asks for `size` bytes, or for sizes[i] if `sizes` (a buffer
+ * of at least count uint32 sizes) is not NULL; its offset in 16-byte units lands in
+ * entry first_index + i of `handles`, a buffer of uint32 entries, where later kernels
+ * read it (clheap_pointer(heap, unit)). A request that gets no memory gets offset 0 and
+ * is counted in the heap header (clheap_heap_read_errors); no other entry is touched.
+ * Every allocator. Errors, with nothing enqueued: CLHEAP_ERROR_ZERO_COUNT (count 0),
+ * CLHEAP_ERROR_HANDLE_OUT_OF_RANGE (the entries would pass the table's end),
+ * CLHEAP_ERROR_ZERO_SIZE (size 0 without sizes), CLHEAP_ERROR_INVALID_ARGUMENT (no
+ * table, or sizes shorter than count); OpenCL errors unchanged. `event` as in OpenCL. */
+clheap_status clheap_heap_enqueue_malloc(clheap_heap *heap, cl_command_queue queue, size_t count, uint32_t size,
+                                         cl_mem sizes, cl_mem handles, size_t first_index, cl_uint num_events,
+                                         const cl_event *wait_list, cl_event *event);
+
+/* Frees the allocations whose offsets are entries [first_index, first_index + count) of
+ * `handles` (entries of 0 are skipped) and sets those entries to 0, on the device, in
+ * queue order, like clheap_heap_enqueue_malloc; allocations a kernel made can be freed
+ * this way, and the reverse. Bad offsets are counted as device bad frees. Errors as for
+ * clheap_heap_enqueue_malloc, and CLHEAP_ERROR_UNSUPPORTED for the bump allocators,
+ * which cannot free. */
+clheap_status clheap_heap_enqueue_free(clheap_heap *heap, cl_command_queue queue, size_t count, cl_mem handles,
+                                       size_t first_index, cl_uint num_events, const cl_event *wait_list,
+                                       cl_event *event);
+
 /* The stats as one JSON object (see clheap_cache_stats_json for the buffer rules). */
 clheap_status clheap_heap_stats_json(const clheap_heap_stats *stats, char *buf, size_t len,
                                      size_t *needed);

@@ -1,0 +1,368 @@
+/* Host-enqueued heap allocations (clheap_heap_enqueue_malloc / _free) with every kind of
+ * allocator: round trips both ways (the host allocates, kernels fill and free; a kernel
+ * allocates, the host frees), per-request sizes across two queues ordered by events, a
+ * request that gets NULL, and bad input, each with the handle table and the heap's
+ * counters checked: every allocation's whole extent is stamped and verified, and entries
+ * outside a batch are never touched. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fixture.h"
+
+enum { TABLE = 4096, BATCH = 2000, FIRST = 7, UNTOUCHED = 0xABABABABu };
+#define HEAP_BYTES (16u << 20)
+
+static const char *kernels =
+    "/* Stamps every word of the allocations in handles[first, first + count) with the\n"
+    " * entry's index (sizes: per entry, or `size` for all). */\n"
+    "__kernel void stamp(__global clheap_heap *heap, __global const uint *handles, uint first,\n"
+    "                    __global const uint *sizes, uint size) {\n"
+    "    uint i = get_global_id(0), e = first + i;\n"
+    "    __global uint *p = clheap_pointer(heap, handles[e]);\n"
+    "    uint words = (sizes ? sizes[i] : size) / 4u;\n"
+    "    for (uint w = 0; p && w < words; w++) p[w] = e;\n"
+    "}\n"
+    "/* Counts stamps that changed in bad[0], then frees and clears the entry. */\n"
+    "__kernel void check_and_free(__global clheap_heap *heap, __global uint *handles, uint first,\n"
+    "                             __global const uint *sizes, uint size, __global uint *bad) {\n"
+    "    uint i = get_global_id(0), e = first + i;\n"
+    "    __global uint *p = clheap_pointer(heap, handles[e]);\n"
+    "    uint words = (sizes ? sizes[i] : size) / 4u;\n"
+    "    for (uint w = 0; p && w < words; w++) if (p[w] != e) atomic_inc(bad);\n"
+    "    clheap_free(heap, p);\n"
+    "    handles[e] = 0u;\n"
+    "}\n"
+    "__kernel void kernel_malloc(__global clheap_heap *heap, __global uint *handles, uint size) {\n"
+    "    handles[get_global_id(0)] = clheap_malloc_unit(heap, size);\n"
+    "}\n";
+
+typedef struct enqueue_env {
+    cl_fixture cl;
+    clheap_heap *heap;
+    cl_program program;
+    cl_kernel stamp, check_and_free, kernel_malloc;
+    cl_mem handles, bad;
+    uint32_t table[TABLE];
+} enqueue_env;
+
+static const clheap_allocator allocators[] = {CLHEAP_TIER_ALLOC, CLHEAP_BLOCK_ALLOC, CLHEAP_CMMALLOC,
+                                              CLHEAP_ATOMIC_MALLOC};
+enum { ALLOCATORS = sizeof allocators / sizeof *allocators };
+
+static int can_free(clheap_allocator a)
+{
+    return a != CLHEAP_ATOMIC_MALLOC && a != CLHEAP_ATOMIC_WRAP_MALLOC;
+}
+
+static void open_env(enqueue_env *env, clheap_allocator a)
+{
+    memset(env, 0, sizeof *env);
+    assert_int_equal(cl_fixture_open(&env->cl), 0);
+    clheap_heap_config config = clheap_heap_config_default();
+    config.allocator = a;
+    config.size_bytes = HEAP_BYTES;
+    assert_int_equal(clheap_heap_create(env->cl.context, env->cl.device, env->cl.queue, &config, &env->heap),
+                     CLHEAP_SUCCESS);
+    static char log[16384];
+    clheap_status st = clheap_heap_build_program(env->heap, 1, &kernels, NULL, &env->program, log, sizeof log);
+    if (st != CLHEAP_SUCCESS)
+        fail_msg("%s", log);
+    cl_int err;
+    env->stamp = clCreateKernel(env->program, "stamp", &err);
+    assert_int_equal(err, CL_SUCCESS);
+    env->check_and_free = clCreateKernel(env->program, "check_and_free", &err);
+    assert_int_equal(err, CL_SUCCESS);
+    env->kernel_malloc = clCreateKernel(env->program, "kernel_malloc", &err);
+    assert_int_equal(err, CL_SUCCESS);
+    for (size_t i = 0; i < TABLE; i++)
+        env->table[i] = UNTOUCHED;
+    env->handles = clCreateBuffer(env->cl.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof env->table,
+                                  env->table, &err);
+    assert_int_equal(err, CL_SUCCESS);
+    uint32_t zero = 0;
+    env->bad = clCreateBuffer(env->cl.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof zero, &zero, &err);
+    assert_int_equal(err, CL_SUCCESS);
+}
+
+static void close_env(enqueue_env *env)
+{
+    clReleaseMemObject(env->handles);
+    clReleaseMemObject(env->bad);
+    clReleaseKernel(env->stamp);
+    clReleaseKernel(env->check_and_free);
+    clReleaseKernel(env->kernel_malloc);
+    clReleaseProgram(env->program);
+    assert_int_equal(clheap_heap_destroy(env->heap), CLHEAP_SUCCESS);
+    cl_fixture_close(&env->cl);
+}
+
+static void read_table(enqueue_env *env)
+{
+    assert_int_equal(clEnqueueReadBuffer(env->cl.queue, env->handles, CL_TRUE, 0, sizeof env->table, env->table, 0,
+                                         NULL, NULL),
+                     CL_SUCCESS);
+}
+
+/* Entries outside [first, first + count) still hold the pattern they started with. */
+static void assert_outside_untouched(const enqueue_env *env, size_t first, size_t count)
+{
+    for (size_t i = 0; i < TABLE; i++)
+        if (i < first || i >= first + count)
+            assert_int_equal(env->table[i], UNTOUCHED);
+}
+
+/* The entries' allocations are 16-byte units inside the pool and pairwise disjoint. */
+static void assert_disjoint(enqueue_env *env, size_t first, size_t count, const uint32_t *sizes, uint32_t size)
+{
+    uint64_t begin = 0, bytes = 0;
+    assert_int_equal(clheap_heap_pool_range(env->heap, &begin, &bytes), CLHEAP_SUCCESS);
+    uint64_t *spans = malloc(count * 2 * sizeof *spans);
+    assert_non_null(spans);
+    for (size_t i = 0; i < count; i++) {
+        uint64_t at = (uint64_t)env->table[first + i] * 16, len = sizes ? sizes[i] : size;
+        assert_true(at >= begin && at + len <= begin + bytes);
+        spans[2 * i] = at;
+        spans[2 * i + 1] = at + len;
+    }
+    for (size_t i = 0; i < count; i++) /* insertion by start; count is small */
+        for (size_t j = i; j > 0 && spans[2 * (j - 1)] > spans[2 * j]; j--) {
+            uint64_t a = spans[2 * j], b = spans[2 * j + 1];
+            spans[2 * j] = spans[2 * (j - 1)];
+            spans[2 * j + 1] = spans[2 * (j - 1) + 1];
+            spans[2 * (j - 1)] = a;
+            spans[2 * (j - 1) + 1] = b;
+        }
+    for (size_t i = 1; i < count; i++)
+        assert_true(spans[2 * i] >= spans[2 * i - 1]);
+    free(spans);
+}
+
+static void run_pair(enqueue_env *env, cl_command_queue queue, cl_mem sizes, uint32_t size, cl_uint waits,
+                     const cl_event *wait_list)
+{
+    cl_uint first = FIRST;
+    cl_kernel ks[2] = {env->stamp, env->check_and_free};
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(clheap_heap_set_kernel_arg(env->heap, ks[k], 0), CLHEAP_SUCCESS);
+        assert_int_equal(clSetKernelArg(ks[k], 1, sizeof env->handles, &env->handles), CL_SUCCESS);
+        assert_int_equal(clSetKernelArg(ks[k], 2, sizeof first, &first), CL_SUCCESS);
+        assert_int_equal(clSetKernelArg(ks[k], 3, sizeof sizes, &sizes), CL_SUCCESS);
+        assert_int_equal(clSetKernelArg(ks[k], 4, sizeof size, &size), CL_SUCCESS);
+    }
+    assert_int_equal(clSetKernelArg(env->check_and_free, 5, sizeof env->bad, &env->bad), CL_SUCCESS);
+    size_t global = BATCH;
+    assert_int_equal(clEnqueueNDRangeKernel(queue, env->stamp, 1, NULL, &global, NULL, waits, wait_list, NULL),
+                     CL_SUCCESS);
+    assert_int_equal(clFinish(queue), CL_SUCCESS);
+}
+
+static void check_and_free_all(enqueue_env *env, cl_command_queue queue)
+{
+    size_t global = BATCH;
+    assert_int_equal(clEnqueueNDRangeKernel(queue, env->check_and_free, 1, NULL, &global, NULL, 0, NULL, NULL),
+                     CL_SUCCESS);
+    uint32_t bad = 1;
+    assert_int_equal(clEnqueueReadBuffer(queue, env->bad, CL_TRUE, 0, sizeof bad, &bad, 0, NULL, NULL), CL_SUCCESS);
+    assert_int_equal(bad, 0);
+}
+
+/* The host allocates without waiting; kernels in the same queue stamp, verify and free. */
+static void host_allocates_kernels_use_and_free(void **state)
+{
+    (void)state;
+    for (int a = 0; a < ALLOCATORS; a++) {
+        enqueue_env env;
+        open_env(&env, allocators[a]);
+        assert_int_equal(clheap_heap_enqueue_malloc(env.heap, NULL, BATCH, 48, NULL, env.handles, FIRST, 0, NULL,
+                                                    NULL),
+                         CLHEAP_SUCCESS);
+        run_pair(&env, env.cl.queue, NULL, 48, 0, NULL);
+        read_table(&env);
+        assert_outside_untouched(&env, FIRST, BATCH);
+        for (size_t i = FIRST; i < FIRST + BATCH; i++)
+            assert_int_not_equal(env.table[i], 0);
+        assert_disjoint(&env, FIRST, BATCH, NULL, 48);
+        check_and_free_all(&env, env.cl.queue);
+        read_table(&env);
+        for (size_t i = FIRST; i < FIRST + BATCH; i++)
+            assert_int_equal(env.table[i], 0);
+        assert_int_equal(clheap_heap_read_errors(env.heap, NULL), CLHEAP_SUCCESS);
+        assert_heap_sound(env.heap, clheap_allocator_name(allocators[a]));
+        close_env(&env);
+    }
+}
+
+/* A kernel allocates; the host enqueues the frees; the memory is handed out again. */
+static void kernel_allocates_host_frees(void **state)
+{
+    (void)state;
+    for (int a = 0; a < ALLOCATORS; a++) {
+        enqueue_env env;
+        open_env(&env, allocators[a]);
+        uint32_t size = 64;
+        assert_int_equal(clheap_heap_set_kernel_arg(env.heap, env.kernel_malloc, 0), CLHEAP_SUCCESS);
+        assert_int_equal(clSetKernelArg(env.kernel_malloc, 1, sizeof env.handles, &env.handles), CL_SUCCESS);
+        assert_int_equal(clSetKernelArg(env.kernel_malloc, 2, sizeof size, &size), CL_SUCCESS);
+        size_t global = BATCH;
+        assert_int_equal(clEnqueueNDRangeKernel(env.cl.queue, env.kernel_malloc, 1, NULL, &global, NULL, 0, NULL, NULL),
+                         CL_SUCCESS);
+        clheap_status freed = clheap_heap_enqueue_free(env.heap, NULL, BATCH, env.handles, 0, 0, NULL, NULL);
+        read_table(&env);
+        if (!can_free(allocators[a])) {
+            assert_int_equal(freed, CLHEAP_ERROR_UNSUPPORTED);
+            for (size_t i = 0; i < BATCH; i++)
+                assert_int_not_equal(env.table[i], 0); /* nothing enqueued, nothing cleared */
+            close_env(&env);
+            continue;
+        }
+        assert_int_equal(freed, CLHEAP_SUCCESS);
+        for (size_t i = 0; i < BATCH; i++)
+            assert_int_equal(env.table[i], 0);
+        assert_outside_untouched(&env, 0, BATCH);
+        assert_int_equal(clheap_heap_read_errors(env.heap, NULL), CLHEAP_SUCCESS);
+        assert_heap_sound(env.heap, clheap_allocator_name(allocators[a]));
+        /* Everything came back: the whole batch fits again, twice over. */
+        for (int round = 0; round < 2; round++) {
+            assert_int_equal(clheap_heap_enqueue_malloc(env.heap, NULL, BATCH, size, NULL, env.handles, 0, 0, NULL,
+                                                        NULL),
+                             CLHEAP_SUCCESS);
+            read_table(&env);
+            for (size_t i = 0; i < BATCH; i++)
+                assert_int_not_equal(env.table[i], 0);
+            assert_disjoint(&env, 0, BATCH, NULL, size);
+            assert_int_equal(clheap_heap_enqueue_free(env.heap, NULL, BATCH, env.handles, 0, 0, NULL, NULL),
+                             CLHEAP_SUCCESS);
+        }
+        assert_int_equal(clheap_heap_read_errors(env.heap, NULL), CLHEAP_SUCCESS);
+        assert_heap_sound(env.heap, clheap_allocator_name(allocators[a]));
+        close_env(&env);
+    }
+}
+
+/* Per-request sizes written by one queue, allocated by a second that waits for that
+ * write, used by the first after the allocation's event. */
+static void two_queues_ordered_by_events(void **state)
+{
+    (void)state;
+    for (int a = 0; a < ALLOCATORS; a++) {
+        enqueue_env env;
+        open_env(&env, allocators[a]);
+        cl_int err;
+        cl_command_queue second = clCreateCommandQueue(env.cl.context, env.cl.device, 0, &err);
+        assert_int_equal(err, CL_SUCCESS);
+        static uint32_t sizes[BATCH];
+        for (size_t i = 0; i < BATCH; i++)
+            sizes[i] = 16u << (i % 7); /* 16 B .. 1 KiB */
+        cl_mem sizes_buf = clCreateBuffer(env.cl.context, CL_MEM_READ_ONLY, sizeof sizes, NULL, &err);
+        assert_int_equal(err, CL_SUCCESS);
+        cl_event written, allocated;
+        assert_int_equal(clEnqueueWriteBuffer(env.cl.queue, sizes_buf, CL_FALSE, 0, sizeof sizes, sizes, 0, NULL,
+                                              &written),
+                         CL_SUCCESS);
+        assert_int_equal(clFlush(env.cl.queue), CL_SUCCESS);
+        assert_int_equal(clheap_heap_enqueue_malloc(env.heap, second, BATCH, 0, sizes_buf, env.handles, FIRST, 1,
+                                                    &written, &allocated),
+                         CLHEAP_SUCCESS);
+        assert_int_equal(clFlush(second), CL_SUCCESS);
+        run_pair(&env, env.cl.queue, sizes_buf, 0, 1, &allocated);
+        read_table(&env);
+        assert_outside_untouched(&env, FIRST, BATCH);
+        for (size_t i = FIRST; i < FIRST + BATCH; i++)
+            assert_int_not_equal(env.table[i], 0);
+        assert_disjoint(&env, FIRST, BATCH, sizes, 0);
+        check_and_free_all(&env, env.cl.queue);
+        assert_int_equal(clheap_heap_read_errors(env.heap, NULL), CLHEAP_SUCCESS);
+        assert_heap_sound(env.heap, clheap_allocator_name(allocators[a]));
+        clReleaseEvent(written);
+        clReleaseEvent(allocated);
+        clReleaseMemObject(sizes_buf);
+        clReleaseCommandQueue(second);
+        close_env(&env);
+    }
+}
+
+/* A request larger than the heap gets offset 0 and is counted; the others are served. */
+static void a_request_that_gets_null(void **state)
+{
+    (void)state;
+    for (int a = 0; a < ALLOCATORS; a++) {
+        enqueue_env env;
+        open_env(&env, allocators[a]);
+        uint32_t sizes[4] = {64, 128, UINT32_MAX, 32};
+        cl_int err;
+        cl_mem sizes_buf = clCreateBuffer(env.cl.context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof sizes,
+                                          sizes, &err);
+        assert_int_equal(err, CL_SUCCESS);
+        assert_int_equal(clheap_heap_enqueue_malloc(env.heap, NULL, 4, 0, sizes_buf, env.handles, 100, 0, NULL, NULL),
+                         CLHEAP_SUCCESS);
+        read_table(&env);
+        assert_outside_untouched(&env, 100, 4);
+        assert_int_not_equal(env.table[100], 0);
+        assert_int_not_equal(env.table[101], 0);
+        assert_int_equal(env.table[102], 0);
+        assert_int_not_equal(env.table[103], 0);
+        clheap_heap_errors e;
+        assert_int_not_equal(clheap_heap_read_errors(env.heap, &e), CLHEAP_SUCCESS);
+        assert_int_equal(e.bad_size + e.out_of_memory, 1);
+        clReleaseMemObject(sizes_buf);
+        close_env(&env);
+    }
+}
+
+/* Each bad argument has its own status, and nothing is enqueued: the table and the
+ * heap's counters stay as they were. */
+static void bad_input_changes_nothing(void **state)
+{
+    (void)state;
+    enqueue_env env;
+    open_env(&env, CLHEAP_TIER_ALLOC);
+    cl_int err;
+    cl_mem short_sizes = clCreateBuffer(env.cl.context, CL_MEM_READ_ONLY, 8 * sizeof(uint32_t), NULL, &err);
+    assert_int_equal(err, CL_SUCCESS);
+    clheap_heap *h = env.heap;
+    cl_mem t = env.handles;
+    assert_int_equal(clheap_heap_enqueue_malloc(h, NULL, 0, 16, NULL, t, 0, 0, NULL, NULL), CLHEAP_ERROR_ZERO_COUNT);
+    assert_int_equal(clheap_heap_enqueue_malloc(h, NULL, 1, 16, NULL, t, TABLE, 0, NULL, NULL),
+                     CLHEAP_ERROR_HANDLE_OUT_OF_RANGE);
+    assert_int_equal(clheap_heap_enqueue_malloc(h, NULL, 10, 16, NULL, t, TABLE - 5, 0, NULL, NULL),
+                     CLHEAP_ERROR_HANDLE_OUT_OF_RANGE);
+    assert_int_equal(clheap_heap_enqueue_malloc(h, NULL, 10, 0, NULL, t, 0, 0, NULL, NULL), CLHEAP_ERROR_ZERO_SIZE);
+    assert_int_equal(clheap_heap_enqueue_malloc(h, NULL, 10, 16, NULL, NULL, 0, 0, NULL, NULL),
+                     CLHEAP_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(clheap_heap_enqueue_malloc(h, NULL, 10, 0, short_sizes, t, 0, 0, NULL, NULL),
+                     CLHEAP_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(clheap_heap_enqueue_free(h, NULL, 0, t, 0, 0, NULL, NULL), CLHEAP_ERROR_ZERO_COUNT);
+    assert_int_equal(clheap_heap_enqueue_free(h, NULL, 2, t, TABLE - 1, 0, NULL, NULL),
+                     CLHEAP_ERROR_HANDLE_OUT_OF_RANGE);
+    assert_int_equal(clheap_heap_enqueue_malloc(NULL, NULL, 1, 16, NULL, t, 0, 0, NULL, NULL),
+                     CLHEAP_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(clFinish(env.cl.queue), CL_SUCCESS);
+    read_table(&env);
+    assert_outside_untouched(&env, 0, 0);
+    clheap_heap_errors e;
+    assert_int_equal(clheap_heap_read_errors(h, &e), CLHEAP_SUCCESS);
+    assert_int_equal(e.bad_size + e.out_of_memory + e.double_free + e.free_not_chunk, 0);
+    clReleaseMemObject(short_sizes);
+    close_env(&env);
+    /* A destroyed heap is recognised before it is touched. */
+    assert_int_equal(clheap_heap_enqueue_free(h, NULL, 1, NULL, 0, 0, NULL, NULL), CLHEAP_ERROR_INVALID_HANDLE);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(host_allocates_kernels_use_and_free),
+        cmocka_unit_test(kernel_allocates_host_frees),
+        cmocka_unit_test(two_queues_ordered_by_events),
+        cmocka_unit_test(a_request_that_gets_null),
+        cmocka_unit_test(bad_input_changes_nothing),
+    };
+    return cmocka_run_group_tests_name("host-enqueued heap allocations", tests, NULL, NULL);
+}
