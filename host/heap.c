@@ -493,12 +493,23 @@ static clheap_status check_batch(clheap_heap *heap, size_t count, cl_mem handles
     return make_enqueue_kernels(heap);
 }
 
-static cl_int enqueue_batch(clheap_heap *heap, cl_command_queue queue, cl_kernel kernel, size_t count,
-                            cl_uint num_events, const cl_event *wait_list, cl_event *event)
+/* Sets the arguments both kernels start with (heap, table, first entry, count) and
+ * enqueues one work-item per request. */
+static cl_int enqueue_batch(clheap_heap *heap, cl_command_queue queue, cl_kernel kernel, cl_mem handles,
+                            size_t first_index, size_t count, cl_uint num_events, const cl_event *wait_list,
+                            cl_event *event)
 {
+    cl_uint first = (cl_uint)first_index, n = (cl_uint)count;
+    cl_int err = clSetKernelArg(kernel, 0, sizeof heap->buffer, &heap->buffer);
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(kernel, 1, sizeof handles, &handles);
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(kernel, 2, sizeof first, &first);
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(kernel, 3, sizeof n, &n);
     size_t local = 0;
-    cl_int err = clGetKernelWorkGroupInfo(kernel, heap->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof local, &local,
-                                          NULL);
+    if (err == CL_SUCCESS)
+        err = clGetKernelWorkGroupInfo(kernel, heap->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof local, &local, NULL);
     if (err != CL_SUCCESS)
         return err;
     local = local < 256 ? local : 256;
@@ -524,24 +535,16 @@ clheap_status clheap_heap_enqueue_malloc(clheap_heap *heap, cl_command_queue que
     } else if (size == 0) {
         return CLHEAP_ERROR_ZERO_SIZE;
     }
-    cl_uint first = (cl_uint)first_index, n = (cl_uint)count, per_request = sizes != NULL;
+    cl_uint per_request = sizes != NULL;
     cl_mem sizes_arg = sizes ? sizes : handles; /* not read without per_request */
     cl_kernel k = heap->enqueue_malloc;
-    cl_int err = clSetKernelArg(k, 0, sizeof heap->buffer, &heap->buffer);
-    if (err == CL_SUCCESS)
-        err = clSetKernelArg(k, 1, sizeof handles, &handles);
-    if (err == CL_SUCCESS)
-        err = clSetKernelArg(k, 2, sizeof first, &first);
-    if (err == CL_SUCCESS)
-        err = clSetKernelArg(k, 3, sizeof n, &n);
-    if (err == CL_SUCCESS)
-        err = clSetKernelArg(k, 4, sizeof size, &size);
+    cl_int err = clSetKernelArg(k, 4, sizeof size, &size);
     if (err == CL_SUCCESS)
         err = clSetKernelArg(k, 5, sizeof sizes_arg, &sizes_arg);
     if (err == CL_SUCCESS)
         err = clSetKernelArg(k, 6, sizeof per_request, &per_request);
     if (err == CL_SUCCESS)
-        err = enqueue_batch(heap, queue, k, count, num_events, wait_list, event);
+        err = enqueue_batch(heap, queue, k, handles, first_index, count, num_events, wait_list, event);
     return err;
 }
 
@@ -554,18 +557,8 @@ clheap_status clheap_heap_enqueue_free(clheap_heap *heap, cl_command_queue queue
         return status;
     if (heap->config.allocator == CLHEAP_ATOMIC_MALLOC || heap->config.allocator == CLHEAP_ATOMIC_WRAP_MALLOC)
         return CLHEAP_ERROR_UNSUPPORTED; /* bump allocators cannot free */
-    cl_uint first = (cl_uint)first_index, n = (cl_uint)count;
-    cl_kernel k = heap->enqueue_free;
-    cl_int err = clSetKernelArg(k, 0, sizeof heap->buffer, &heap->buffer);
-    if (err == CL_SUCCESS)
-        err = clSetKernelArg(k, 1, sizeof handles, &handles);
-    if (err == CL_SUCCESS)
-        err = clSetKernelArg(k, 2, sizeof first, &first);
-    if (err == CL_SUCCESS)
-        err = clSetKernelArg(k, 3, sizeof n, &n);
-    if (err == CL_SUCCESS)
-        err = enqueue_batch(heap, queue, k, count, num_events, wait_list, event);
-    return err;
+    return enqueue_batch(heap, queue, heap->enqueue_free, handles, first_index, count, num_events, wait_list,
+                         event);
 }
 
 clheap_status clheap_heap_trim(clheap_heap *heap)

@@ -144,6 +144,13 @@ static void assert_disjoint(enqueue_env *env, size_t first, size_t count, const 
     free(spans);
 }
 
+/* No bad free or NULL counted, and every invariant of the heap holds. */
+static void assert_clean(enqueue_env *env, clheap_allocator a)
+{
+    assert_int_equal(clheap_heap_read_errors(env->heap, NULL), CLHEAP_SUCCESS);
+    assert_heap_sound(env->heap, clheap_allocator_name(a));
+}
+
 static void run_pair(enqueue_env *env, cl_command_queue queue, cl_mem sizes, uint32_t size, cl_uint waits,
                      const cl_event *wait_list)
 {
@@ -193,8 +200,7 @@ static void host_allocates_kernels_use_and_free(void **state)
         read_table(&env);
         for (size_t i = FIRST; i < FIRST + BATCH; i++)
             assert_int_equal(env.table[i], 0);
-        assert_int_equal(clheap_heap_read_errors(env.heap, NULL), CLHEAP_SUCCESS);
-        assert_heap_sound(env.heap, clheap_allocator_name(allocators[a]));
+        assert_clean(&env, allocators[a]);
         close_env(&env);
     }
 }
@@ -226,8 +232,7 @@ static void kernel_allocates_host_frees(void **state)
         for (size_t i = 0; i < BATCH; i++)
             assert_int_equal(env.table[i], 0);
         assert_outside_untouched(&env, 0, BATCH);
-        assert_int_equal(clheap_heap_read_errors(env.heap, NULL), CLHEAP_SUCCESS);
-        assert_heap_sound(env.heap, clheap_allocator_name(allocators[a]));
+        assert_clean(&env, allocators[a]);
         /* Everything came back: the whole batch fits again, twice over. */
         for (int round = 0; round < 2; round++) {
             assert_int_equal(clheap_heap_enqueue_malloc(env.heap, NULL, BATCH, size, NULL, env.handles, 0, 0, NULL,
@@ -240,8 +245,7 @@ static void kernel_allocates_host_frees(void **state)
             assert_int_equal(clheap_heap_enqueue_free(env.heap, NULL, BATCH, env.handles, 0, 0, NULL, NULL),
                              CLHEAP_SUCCESS);
         }
-        assert_int_equal(clheap_heap_read_errors(env.heap, NULL), CLHEAP_SUCCESS);
-        assert_heap_sound(env.heap, clheap_allocator_name(allocators[a]));
+        assert_clean(&env, allocators[a]);
         close_env(&env);
     }
 }
@@ -278,8 +282,7 @@ static void two_queues_ordered_by_events(void **state)
             assert_int_not_equal(env.table[i], 0);
         assert_disjoint(&env, FIRST, BATCH, sizes, 0);
         check_and_free_all(&env, env.cl.queue);
-        assert_int_equal(clheap_heap_read_errors(env.heap, NULL), CLHEAP_SUCCESS);
-        assert_heap_sound(env.heap, clheap_allocator_name(allocators[a]));
+        assert_clean(&env, allocators[a]);
         clReleaseEvent(written);
         clReleaseEvent(allocated);
         clReleaseMemObject(sizes_buf);
