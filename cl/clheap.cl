@@ -430,9 +430,7 @@ static CLHEAP_INLINE __global void *clheap_malloc_group(__global clheap_heap *he
         __local clheap_u32 *g = scratch + 3 + 4 * k;
         if (rank < before + g[1]) {
             clheap_u64 bits = (clheap_u64)g[2] | ((clheap_u64)g[3] << 32);
-            for (clheap_u32 skip = rank - before; skip; skip--)
-                bits &= bits - 1u; /* drop the lower bits: the rank-th set bit remains lowest */
-            return clheap_pointer(heap, clheap_slot_unit(h, g[0], shared_class, clheap_ctz64(bits)));
+            return clheap_pointer(heap, clheap_slot_unit(h, g[0], shared_class, clheap_nth_bit(bits, rank - before)));
         }
         before += g[1];
     }
