@@ -157,6 +157,14 @@ static clheap_status build(clheap_heap *heap, size_t count, const char **sources
     return CLHEAP_SUCCESS;
 }
 
+/* The library's own kernels (cl/clheap_kernels.cl) built for this heap into heap->program:
+ * at creation for the allocators that need them, on first use (enqueue) for the others. */
+static clheap_status build_own_program(clheap_heap *heap)
+{
+    const char *kernels = clheap_embedded_kernels_source;
+    return build(heap, 1, &kernels, NULL, &heap->program, NULL, 0);
+}
+
 /* NULL is an invalid argument; a handle not (or no longer) registered is invalid. */
 static clheap_status live(const clheap_heap *heap)
 {
@@ -310,8 +318,7 @@ clheap_status clheap_heap_create(cl_context context, cl_device_id device, cl_com
     heap->warp_coalescing = (clheap_allocator_has_blocks(cfg.allocator) || clheap_allocator_is_circular(cfg.allocator)) &&
                             !cfg.no_warp_coalescing ? ptx_level(context, device) : 0;
     if (clheap_allocator_is_circular(cfg.allocator) || bitmaps) {
-        const char *kernels = clheap_embedded_kernels_source;
-        status = build(heap, 1, &kernels, NULL, &heap->program, NULL, 0);
+        status = build_own_program(heap);
         if (status == CLHEAP_SUCCESS) {
             heap->init_chunks = clCreateKernel(
                 heap->program, bitmaps ? "clheap_init_bitmaps" : "clheap_init_chunks", &err);
@@ -459,8 +466,7 @@ static clheap_status make_enqueue_kernels(clheap_heap *heap)
     if (heap->enqueue_malloc && heap->enqueue_free)
         return CLHEAP_SUCCESS;
     if (!heap->program) {
-        const char *kernels = clheap_embedded_kernels_source;
-        clheap_status status = build(heap, 1, &kernels, NULL, &heap->program, NULL, 0);
+        clheap_status status = build_own_program(heap);
         if (status != CLHEAP_SUCCESS)
             return status;
     }
@@ -555,8 +561,8 @@ clheap_status clheap_heap_enqueue_free(clheap_heap *heap, cl_command_queue queue
     clheap_status status = check_batch(heap, count, handles, first_index);
     if (status != CLHEAP_SUCCESS)
         return status;
-    if (heap->config.allocator == CLHEAP_ATOMIC_MALLOC || heap->config.allocator == CLHEAP_ATOMIC_WRAP_MALLOC)
-        return CLHEAP_ERROR_UNSUPPORTED; /* bump allocators cannot free */
+    if (clheap_allocator_is_bump(heap->config.allocator))
+        return CLHEAP_ERROR_UNSUPPORTED;
     return enqueue_batch(heap, queue, heap->enqueue_free, handles, first_index, count, num_events, wait_list,
                          event);
 }

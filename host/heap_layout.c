@@ -46,6 +46,10 @@ clheap_heap_config clheap_heap_config_default(void)
     return config;
 }
 
+int clheap_allocator_is_bump(clheap_allocator a)
+{
+    return a == CLHEAP_ATOMIC_MALLOC || a == CLHEAP_ATOMIC_WRAP_MALLOC;
+}
 int clheap_allocator_is_circular(clheap_allocator a)
 {
     return a >= CLHEAP_CMALLOC && a <= CLHEAP_CFMMALLOC;

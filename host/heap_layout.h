@@ -21,6 +21,7 @@ clheap_status clheap_layout_plan(const clheap_heap_config *config, uint32_t comp
                                  clheap_layout *layout);
 void clheap_layout_free(clheap_layout *layout);
 
+int clheap_allocator_is_bump(clheap_allocator allocator); /* AtomicMalloc, AtomicWrapMalloc: cannot free */
 int clheap_allocator_is_circular(clheap_allocator allocator);
 int clheap_allocator_is_fused(clheap_allocator allocator);
 int clheap_allocator_is_multi(clheap_allocator allocator);
