@@ -318,7 +318,9 @@ static int kernel_registers(bench_env *env, clheap_allocator a, int warp_coalesc
     cl_program program;
     int regs = -1;
     snprintf(line, len, "build failed");
-    if (clheap_heap_build_program(heap, 1, &bench_kernels, "-cl-nv-verbose", &program, log, sizeof log) ==
+    char options[1024];
+    snprintf(options, sizeof options, "-cl-nv-verbose %s", env->build_options ? env->build_options : "");
+    if (clheap_heap_build_program(heap, 1, &bench_kernels, options, &program, log, sizeof log) ==
         CLHEAP_SUCCESS) {
         clGetProgramBuildInfo(program, env->device, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);
         /* The log names each function, then its "Used N registers" line. */

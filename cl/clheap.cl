@@ -189,50 +189,54 @@ static CLHEAP_INLINE clheap_u64 clheap_ptx_slot_bits(clheap_u32 mask, clheap_u32
  * run has every small request's lane of the warp write a share of its headers, each
  * lane releasing its writes before the warp sync after which the leader lists and
  * installs the run (clheap_tier_take_finish). Large requests go alone (each is a run of
- * frames of its own), as do lanes the grant could not serve. */
+ * frames of its own), as do lanes the grant could not serve (as large ones if it says
+ * pieces); one call of clheap_tier_malloc_unit serves them all. */
 static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_warp(__global clheap_u32 *h, clheap_size bytes)
 {
     clheap_u32 c = bytes ? clheap_class_for(h, bytes) : CLHEAP_MAX_CLASSES;
     clheap_u32 mask = clheap_ptx_activemask();
     clheap_u32 smalls = clheap_ptx_match(mask, c != CLHEAP_MAX_CLASSES);
-    if (c == CLHEAP_MAX_CLASSES)
-        return clheap_tier_malloc_large(h, bytes, clheap_rotation_seed());
-    clheap_u32 peers = clheap_ptx_match(smalls, c);
-    clheap_u32 lane = clheap_ptx_laneid();
-    clheap_u32 leader = 31u - clz(peers & (0u - peers));
-    clheap_u32 rank = popcount(peers & ((1u << lane) - 1u)), n = popcount(peers);
-    clheap_tier_grant g = {0u, 0u, 0u, 0u, 0u, CLHEAP_BM_FAIL, 0u};
-    clheap_tier_opening o = {0, CLHEAP_BM_FAIL, 0u, 0u};
-    if (lane == leader)
-        clheap_tier_take_begin(h, c, n, clheap_rotation_seed(), &g, &o);
-    clheap_ptx_syncwarp(smalls); /* every leader's branch */
-    int opens = lane == leader && o.run != CLHEAP_BM_FAIL;
-    clheap_u32 same = clheap_ptx_match(smalls, opens);
-    clheap_u32 openers = opens ? same : smalls & ~same;
-    if (openers) { /* the same for every lane of smalls */
-        clheap_u32 index = popcount(smalls & ((1u << lane) - 1u)), stride = popcount(smalls);
-        for (clheap_u32 left = openers; left; left &= left - 1u) {
-            clheap_u32 src = 31u - clz(left & (0u - left));
-            clheap_u32 run = clheap_ptx_shfl(smalls, o.run, src);
-            clheap_u32 cls = clheap_ptx_shfl(smalls, c, src);
-            clheap_u32 blocks = clheap_ptx_shfl(smalls, o.blocks, src);
-            clheap_tier_write_run_headers(h, run, cls, blocks, index, stride);
+    clheap_u32 unit = 0u;
+    int piece = 0;
+    if (c != CLHEAP_MAX_CLASSES) {
+        clheap_u32 peers = clheap_ptx_match(smalls, c);
+        clheap_u32 lane = clheap_ptx_laneid();
+        clheap_u32 leader = 31u - clz(peers & (0u - peers));
+        clheap_u32 rank = popcount(peers & ((1u << lane) - 1u)), n = popcount(peers);
+        clheap_tier_grant g = {0u, 0u, 0u, 0u, 0u, CLHEAP_BM_FAIL, 0u};
+        clheap_tier_opening o = {0, CLHEAP_BM_FAIL, 0u, 0u};
+        if (lane == leader)
+            clheap_tier_take_begin(h, c, n, clheap_rotation_seed(), &g, &o);
+        clheap_ptx_syncwarp(smalls); /* every leader's branch */
+        int opens = lane == leader && o.run != CLHEAP_BM_FAIL;
+        clheap_u32 same = clheap_ptx_match(smalls, opens);
+        clheap_u32 openers = opens ? same : smalls & ~same;
+        if (openers) { /* the same for every lane of smalls */
+            clheap_u32 index = popcount(smalls & ((1u << lane) - 1u)), stride = popcount(smalls);
+            for (clheap_u32 left = openers; left; left &= left - 1u) {
+                clheap_u32 src = 31u - clz(left & (0u - left));
+                clheap_u32 run = clheap_ptx_shfl(smalls, o.run, src);
+                clheap_u32 cls = clheap_ptx_shfl(smalls, c, src);
+                clheap_u32 blocks = clheap_ptx_shfl(smalls, o.blocks, src);
+                clheap_tier_write_run_headers(h, run, cls, blocks, index, stride);
+            }
+            clheap_fence_release(); /* this lane's headers before the leader lists the runs */
+            clheap_ptx_syncwarp(smalls);
         }
-        clheap_fence_release(); /* this lane's headers before the leader lists the runs */
-        clheap_ptx_syncwarp(smalls);
+        if (lane == leader)
+            clheap_tier_take_finish(h, c, clheap_rotation_seed(), &g, &o);
+        clheap_ptx_syncwarp(peers); /* the leader's branch */
+        g.run = clheap_ptx_shfl(peers, g.run, leader);
+        g.first = clheap_ptx_shfl(peers, g.first, leader);
+        g.k = clheap_ptx_shfl(peers, g.k, leader);
+        g.run2 = clheap_ptx_shfl(peers, g.run2, leader);
+        g.k2 = clheap_ptx_shfl(peers, g.k2, leader);
+        g.frame = clheap_ptx_shfl(peers, g.frame, leader);
+        g.got = clheap_ptx_shfl64(peers, g.got, leader);
+        unit = clheap_tier_grant_unit(h, c, &g, rank);
+        piece = g.frame == CLHEAP_TIER_PIECES;
     }
-    if (lane == leader)
-        clheap_tier_take_finish(h, c, clheap_rotation_seed(), &g, &o);
-    clheap_ptx_syncwarp(peers); /* the leader's branch */
-    g.run = clheap_ptx_shfl(peers, g.run, leader);
-    g.first = clheap_ptx_shfl(peers, g.first, leader);
-    g.k = clheap_ptx_shfl(peers, g.k, leader);
-    g.run2 = clheap_ptx_shfl(peers, g.run2, leader);
-    g.k2 = clheap_ptx_shfl(peers, g.k2, leader);
-    g.frame = clheap_ptx_shfl(peers, g.frame, leader);
-    g.got = clheap_ptx_shfl64(peers, g.got, leader);
-    clheap_u32 unit = clheap_tier_grant_unit(h, c, &g, rank);
-    return unit ? unit : clheap_tier_malloc_unit(h, bytes, clheap_rotation_seed() + 0x5bd1e995u);
+    return unit ? unit : clheap_tier_malloc_unit(h, bytes, clheap_rotation_seed() + 0x5bd1e995u, piece);
 }
 #else
 /* BlockAlloc: the lanes asking for one class are served by the lowest lane, which
@@ -325,7 +329,7 @@ static CLHEAP_INLINE clheap_u32 clheap_malloc_unit(CLHEAP_GLOBAL clheap_heap *he
 #elif CLHEAP_ALLOCATOR == CLHEAP_KIND_BLOCKS
     return clheap_blocks_malloc_unit(clheap_words(heap), size, clheap_rotation_seed());
 #elif CLHEAP_ALLOCATOR == CLHEAP_KIND_TIER
-    return clheap_tier_malloc_unit(clheap_words(heap), size, clheap_rotation_seed());
+    return clheap_tier_malloc_unit(clheap_words(heap), size, clheap_rotation_seed(), 0);
 #else
 #error "clheap.cl: unknown CLHEAP_ALLOCATOR"
 #endif

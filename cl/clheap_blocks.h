@@ -288,10 +288,11 @@ static CLHEAP_INLINE clheap_u32 clheap_block_new(CLHEAP_GLOBAL clheap_u32 *h, cl
     return frame;
 }
 
-/* Reserves up to `want` (1..64) slots of class c; returns the block's first frame and
- * the reserved bits in *got, or FAIL with *got = 0. */
-static CLHEAP_INLINE clheap_u32 clheap_block_reserve_any(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c,
-                                                         clheap_u32 want, clheap_u32 seed, clheap_u64 *got)
+/* Reserves up to `want` (1..64) slots of class c in a block that has some free (the
+ * fast path of the search); returns the block's first frame and the reserved bits in
+ * *got, or FAIL. */
+static CLHEAP_INLINE clheap_u32 clheap_block_reserve_active(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c,
+                                                            clheap_u32 want, clheap_u32 seed, clheap_u64 *got)
 {
     CLHEAP_NO_UNROLL
     for (clheap_u32 attempt = 0; attempt < CLHEAP_BLOCK_FAST_TRIES; attempt++) {
@@ -306,6 +307,15 @@ static CLHEAP_INLINE clheap_u32 clheap_block_reserve_any(CLHEAP_GLOBAL clheap_u3
         if (clheap_load64(clheap_block_alloc_bits(h, frame)) == ~(clheap_u64)0)
             clheap_block_deactivate(h, frame, c);
     }
+    *got = 0;
+    return CLHEAP_BM_FAIL;
+}
+
+/* The slow path: a new block of class c with `want` slots reserved, or, when no frames
+ * are free, a last look for an active block someone opened meanwhile. */
+static CLHEAP_INLINE clheap_u32 clheap_block_reserve_new(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c,
+                                                         clheap_u32 want, clheap_u32 seed, clheap_u64 *got)
+{
     CLHEAP_NO_UNROLL
     for (clheap_u32 attempt = 0; attempt < CLHEAP_BLOCK_SLOW_TRIES; attempt++) {
         clheap_u32 frame = clheap_block_new(h, c, want, seed + 0x51ED27u * (attempt + 1u), got);
@@ -324,6 +334,15 @@ static CLHEAP_INLINE clheap_u32 clheap_block_reserve_any(CLHEAP_GLOBAL clheap_u3
     }
     *got = 0;
     return CLHEAP_BM_FAIL;
+}
+
+/* Reserves up to `want` (1..64) slots of class c; returns the block's first frame and
+ * the reserved bits in *got, or FAIL with *got = 0. */
+static CLHEAP_INLINE clheap_u32 clheap_block_reserve_any(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c,
+                                                         clheap_u32 want, clheap_u32 seed, clheap_u64 *got)
+{
+    clheap_u32 frame = clheap_block_reserve_active(h, c, want, seed, got);
+    return frame != CLHEAP_BM_FAIL ? frame : clheap_block_reserve_new(h, c, want, seed, got);
 }
 
 static CLHEAP_INLINE clheap_u32 clheap_blocks_malloc_unit(CLHEAP_GLOBAL clheap_u32 *h, clheap_size bytes,

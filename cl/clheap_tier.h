@@ -147,7 +147,9 @@ static CLHEAP_INLINE void clheap_tier_release_run(CLHEAP_GLOBAL clheap_u32 *h, c
 
 /* What a request for n slots of one class got: indices [first, first + k) of the run at
  * `run`, then [0, k2) of the run at `run2` (the next run, which this request opened),
- * then the slots `got` of the block at `frame` (FAIL if none); the rest go alone. */
+ * then the slots `got` of the block at `frame` (FAIL if none); the rest go alone, as
+ * large allocations if `frame` is CLHEAP_TIER_PIECES (see clheap_tier_wants_pieces). */
+#define CLHEAP_TIER_PIECES (CLHEAP_BM_FAIL - 1u)
 typedef struct {
     clheap_u32 run, first, k, run2, k2, frame;
     clheap_u64 got;
@@ -222,17 +224,43 @@ static CLHEAP_INLINE void clheap_tier_close_runs(CLHEAP_GLOBAL clheap_u32 *h, cl
             clheap_tier_close_hint(h, k, s);
 }
 
-/* Slots of class c when the run gave none: BlockAlloc's search and block opening; if
- * they fail, the class's runs are closed and the search is tried once more. */
+/* Whether `want` requests of class c that found no block with a free slot go alone as
+ * large allocations of their own frames (pieces) rather than open a block: in a pool
+ * too small for a run per hint slot of the class (host/heap_layout.c, plan_runs), when
+ * their frames are under half of a block's. Why: on a fresh heap a launch's warps all
+ * arrive before any block is opened, and each that falls back opens its own. On the
+ * H100, 512 warps asking 16 B - 4 KiB of a 32 MiB heap (47% of it) opened 140-180
+ * blocks of 32 or 64 KiB each for the 512 B - 2 KiB classes, 3-4 objects each, filled
+ * the pool and got 520-600 NULLs; with pieces for those classes only, the 128 and
+ * 256 B classes opened 450 blocks of 8 and 16 KiB each, and 1-8 NULLs. Why only there: a piece is a page take for each request, where one opened block
+ * serves the fallbacks after it. Why the requests go alone: the large path is already
+ * in every malloc; a piece path of its own in the warp's leader made the warp-coalesced
+ * malloc need 120 registers instead of 108 and 2^20 x 16 B mallocs at 8 GiB take 0.076
+ * ms instead of 0.048, without ever being taken there. */
+static CLHEAP_INLINE int clheap_tier_wants_pieces(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 want)
+{
+    clheap_u32 frame_bytes = h[CLHEAP_HDR_FRAME_UNITS] * CLHEAP_UNIT, bytes = h[CLHEAP_HDR_CLASS_BYTES + c];
+    return h[CLHEAP_HDR_CLASS_HINTS + c] < h[CLHEAP_HDR_HINT_SLOTS] &&
+           2u * want * ((bytes + frame_bytes - 1u) / frame_bytes) < h[CLHEAP_HDR_CLASS_FRAMES + c];
+}
+
+/* Slots of class c when the run gave none: BlockAlloc's search, then (unless the
+ * requests take pieces: CLHEAP_TIER_PIECES) its block opening; if they fail, the class's
+ * runs are closed and the search is tried once more. */
 static CLHEAP_INLINE clheap_u32 clheap_tier_reserve_slow(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c,
                                                          clheap_u32 want, clheap_u32 seed, clheap_u64 *got)
 {
     clheap_u32 frame = CLHEAP_BM_FAIL;
     CLHEAP_NO_UNROLL
     for (clheap_u32 attempt = 0; attempt < 2u && frame == CLHEAP_BM_FAIL; attempt++) {
+        clheap_u32 s = attempt ? seed ^ 0x68E31DA4u : seed;
         if (attempt)
             clheap_tier_close_runs(h, c);
-        frame = clheap_block_reserve_any(h, c, want, attempt ? seed ^ 0x68E31DA4u : seed, got);
+        frame = clheap_block_reserve_active(h, c, want, s, got);
+        if (frame == CLHEAP_BM_FAIL && !attempt && clheap_tier_wants_pieces(h, c, want))
+            return CLHEAP_TIER_PIECES;
+        if (frame == CLHEAP_BM_FAIL)
+            frame = clheap_block_reserve_new(h, c, want, s, got);
     }
     return frame;
 }
@@ -323,7 +351,7 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_grant_unit(CLHEAP_GLOBAL clheap_u32 
     if (rank < g->k2)
         return clheap_tier_run_unit(h, g->run2, c, rank);
     rank -= g->k2;
-    if (g->frame == CLHEAP_BM_FAIL || rank >= clheap_popcount64(g->got))
+    if (g->frame >= CLHEAP_TIER_PIECES || rank >= clheap_popcount64(g->got))
         return 0u;
     return clheap_slot_unit(h, g->frame, c, clheap_nth_bit(g->got, rank));
 }
@@ -366,18 +394,23 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_large(CLHEAP_GLOBAL clheap_u3
     return h[CLHEAP_HDR_POOL_START] + f * h[CLHEAP_HDR_FRAME_UNITS];
 }
 
+/* One request; `piece`: a small one that goes straight to the large path (a piece, see
+ * clheap_tier_wants_pieces). One call of clheap_tier_malloc_large serves both. */
 static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_unit(CLHEAP_GLOBAL clheap_u32 *h, clheap_size bytes,
-                                                        clheap_u32 seed)
+                                                        clheap_u32 seed, int piece)
 {
-    clheap_u32 c = bytes ? clheap_class_for(h, bytes) : CLHEAP_MAX_CLASSES;
-    if (c == CLHEAP_MAX_CLASSES)
-        return clheap_tier_malloc_large(h, bytes, seed);
-    clheap_tier_grant g;
-    clheap_tier_take_many(h, c, 1u, seed, &g);
-    clheap_u32 unit = clheap_tier_grant_unit(h, c, &g, 0u);
-    if (!unit)
-        clheap_count_error(h, CLHEAP_HDR_ERR_OUT_OF_MEMORY);
-    return unit;
+    clheap_u32 c = bytes && !piece ? clheap_class_for(h, bytes) : CLHEAP_MAX_CLASSES;
+    if (c != CLHEAP_MAX_CLASSES) {
+        clheap_tier_grant g;
+        clheap_tier_take_many(h, c, 1u, seed, &g);
+        if (g.frame != CLHEAP_TIER_PIECES) {
+            clheap_u32 unit = clheap_tier_grant_unit(h, c, &g, 0u);
+            if (!unit)
+                clheap_count_error(h, CLHEAP_HDR_ERR_OUT_OF_MEMORY);
+            return unit;
+        }
+    }
+    return clheap_tier_malloc_large(h, bytes, seed);
 }
 
 /* Frees a large allocation whose first frame is f (unit is where the pointer points). */

@@ -70,7 +70,7 @@ uint32_t core_heap_malloc_many(core_heap *heap, size_t bytes, uint32_t n, uint32
     for (uint32_t rank = 0; rank < n; rank++) {
         units[rank] = clheap_tier_grant_unit(h, c, &g, rank);
         if (!units[rank])
-            units[rank] = clheap_tier_malloc_unit(h, bytes, seed + 0x5bd1e995u);
+            units[rank] = clheap_tier_malloc_unit(h, bytes, seed + 0x5bd1e995u, g.frame == CLHEAP_TIER_PIECES);
     }
     return n;
 }
@@ -94,7 +94,7 @@ uint32_t core_heap_malloc(core_heap *heap, size_t bytes, uint32_t group)
     case CLHEAP_BLOCK_ALLOC:
         return clheap_blocks_malloc_unit(heap->words, bytes, clheap_rotation_seed() + (uint32_t)bytes);
     case CLHEAP_TIER_ALLOC:
-        return clheap_tier_malloc_unit(heap->words, bytes, clheap_rotation_seed() + (uint32_t)bytes);
+        return clheap_tier_malloc_unit(heap->words, bytes, clheap_rotation_seed() + (uint32_t)bytes, 0);
     default:
         return clheap_circular_malloc_unit(heap->words, bytes,
                                            clheap_allocator_is_fused(heap->allocator),

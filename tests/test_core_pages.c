@@ -5,7 +5,8 @@
  * the heap is checked every CHECK_EVERY steps, every allocation keeps its bytes; while
  * the heap is lightly used, pieces of up to a segment lie in the pool's low half (or in
  * the broken last segment of a large allocation) and runs of segments in its high half;
- * freeing everything and closing the runs leaves every segment whole. */
+ * freeing everything and closing the runs leaves every segment whole. Also the small
+ * requests the page tier serves: pieces (cl/clheap_tier.h, clheap_tier_wants_pieces). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -253,12 +254,95 @@ static void small_run_past_a_fragmented_low_end(void **state)
     core_heap_destroy(&heap);
 }
 
+/* Requests of a class whose blocks they would barely use, with no block of the class
+ * open (no hint slot either: a 4 MiB pool affords runs only to the small classes), take
+ * pieces: each its own frame, a large allocation, also for a class of half a frame. A
+ * warp's worth that fills half a block or more, a class with a hint slot's run, and
+ * requests that find a block with free slots still get block slots. Every piece holds its bytes, frees alone, and a
+ * second free of one is counted and changes nothing. */
+static void sparse_requests_take_pieces_not_blocks(void **state)
+{
+    (void)state;
+    core_heap heap;
+    clheap_heap_config config = clheap_heap_config_default();
+    config.allocator = CLHEAP_TIER_ALLOC;
+    config.size_bytes = 4u << 20;
+    assert_int_equal(core_heap_create(&config, 4, &heap), CLHEAP_SUCCESS);
+    clheap_heap_stats fresh, s;
+    assert_walks(&heap, &fresh);
+    uint32_t kib = 0, half = 0, quarter = 0;
+    for (uint32_t c = 0; c < fresh.class_count; c++) {
+        kib = fresh.class_bytes[c] == 1024 ? c : kib;
+        half = fresh.class_bytes[c] == 512 ? c : half;
+        quarter = fresh.class_bytes[c] == 256 ? c : quarter;
+    }
+    assert_int_equal(heap.words[CLHEAP_HDR_CLASS_HINTS + half], 0);
+    assert_int_not_equal(heap.words[CLHEAP_HDR_CLASS_HINTS + quarter], 0);
+    assert_int_equal(fresh.class_bytes[kib], fresh.frame_bytes); /* 1 KiB frames, 64 per block */
+    assert_int_equal(heap.words[CLHEAP_HDR_CLASS_HINTS + kib], 0);
+
+    uint32_t sparse[4], warp[32], more[4], small[2], piece;
+    assert_int_equal(core_heap_malloc_many(&heap, 1000, 4, sparse, 0), 4);
+    for (uint32_t i = 0; i < 4; i++) {
+        assert_int_not_equal(sparse[i], 0);
+        assert_int_equal((sparse[i] - heap.words[CLHEAP_HDR_POOL_START]) % heap.words[CLHEAP_HDR_FRAME_UNITS], 0);
+        live l = {sparse[i], 1000};
+        fill(&heap, &l, i);
+    }
+    assert_walks(&heap, &s);
+    assert_int_equal(s.large_count, 4);
+    assert_int_equal(s.large_bytes, 4 * fresh.frame_bytes);
+    assert_int_equal(s.class_blocks[kib], 0);
+
+    assert_int_equal(core_heap_malloc_many(&heap, 1024, 32, warp, 1), 32);
+    assert_walks(&heap, &s);
+    assert_int_equal(s.class_blocks[kib], 1);
+    assert_int_equal(s.class_objects[kib], 32);
+    assert_int_equal(core_heap_malloc_many(&heap, 1024, 4, more, 2), 4); /* the block's free slots */
+    assert_int_equal(core_heap_malloc_many(&heap, 256, 1, small, 3), 1);
+    assert_int_equal(core_heap_malloc_many(&heap, 16, 1, small + 1, 3), 1);
+    assert_int_equal(core_heap_malloc_many(&heap, 512, 1, &piece, 3), 1);
+    assert_walks(&heap, &s);
+    assert_int_equal(s.large_count, 5);
+    assert_int_equal(s.class_blocks[kib], 1);
+    assert_int_equal(s.class_objects[kib], 36);
+    assert_int_equal(s.class_objects[quarter], 1);
+    assert_int_equal(s.class_objects[half], 0);
+    assert_int_equal(s.class_objects[0], 1);
+
+    for (uint32_t i = 0; i < 4; i++) {
+        live l = {sparse[i], 1000};
+        expect_intact(&heap, &l, i);
+    }
+    core_heap_free_unit(&heap, sparse[1], 0);
+    core_heap_free_unit(&heap, sparse[1], 0);
+    assert_int_equal(heap.words[CLHEAP_HDR_ERR_DOUBLE_FREE], 1);
+    assert_walks(&heap, &s);
+    assert_int_equal(s.large_count, 4);
+    for (uint32_t i = 0; i < 4; i++) {
+        if (i != 1)
+            core_heap_free_unit(&heap, sparse[i], 0);
+        core_heap_free_unit(&heap, more[i], 0);
+    }
+    for (uint32_t i = 0; i < 32; i++)
+        core_heap_free_unit(&heap, warp[i], 0);
+    core_heap_free_unit(&heap, small[0], 0);
+    core_heap_free_unit(&heap, small[1], 0);
+    core_heap_free_unit(&heap, piece, 0);
+    core_heap_trim(&heap);
+    assert_walks(&heap, &s);
+    assert_int_equal(s.free_segments, fresh.free_segments);
+    assert_int_equal(heap.words[CLHEAP_HDR_ERR_OUT_OF_MEMORY], 0);
+    core_heap_destroy(&heap);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(random_steps_keep_placement_and_merge_back),
         cmocka_unit_test(whole_pool_and_segment_edges),
         cmocka_unit_test(small_run_past_a_fragmented_low_end),
+        cmocka_unit_test(sparse_requests_take_pieces_not_blocks),
     };
     return cmocka_run_group_tests_name("TierAlloc page tier (C11 core)", tests, NULL, NULL);
 }
