@@ -189,20 +189,21 @@ static CLHEAP_INLINE clheap_u64 clheap_ptx_slot_bits(clheap_u32 mask, clheap_u32
  * run has every small request's lane of the warp write a share of its headers, each
  * lane releasing its writes before the warp sync after which the leader lists and
  * installs the run (clheap_tier_take_finish). Large requests go alone (each is a run of
- * frames of its own), as do lanes the grant could not serve (as large ones if it says
- * pieces); one call of clheap_tier_malloc_unit serves them all. */
+ * frames of its own), as do lanes the grant could not serve; if it says pieces, the
+ * lowest of those lanes takes them all as one large allocation, which they split. One
+ * call of clheap_tier_malloc_unit serves them all. */
 static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_warp(__global clheap_u32 *h, clheap_size bytes)
 {
     clheap_u32 c = bytes ? clheap_class_for(h, bytes) : CLHEAP_MAX_CLASSES;
     clheap_u32 mask = clheap_ptx_activemask();
     clheap_u32 smalls = clheap_ptx_match(mask, c != CLHEAP_MAX_CLASSES);
-    clheap_u32 unit = 0u;
-    int piece = 0;
+    clheap_u32 unit = 0u, peers = 0u, rank = 0u, pieces = 0u, first_piece = 0u, taker = 0u;
+    clheap_u32 lane = clheap_ptx_laneid();
     if (c != CLHEAP_MAX_CLASSES) {
-        clheap_u32 peers = clheap_ptx_match(smalls, c);
-        clheap_u32 lane = clheap_ptx_laneid();
+        peers = clheap_ptx_match(smalls, c);
         clheap_u32 leader = 31u - clz(peers & (0u - peers));
-        clheap_u32 rank = popcount(peers & ((1u << lane) - 1u)), n = popcount(peers);
+        rank = popcount(peers & ((1u << lane) - 1u));
+        clheap_u32 n = popcount(peers);
         clheap_tier_grant g = {0u, 0u, 0u, 0u, 0u, CLHEAP_BM_FAIL, 0u};
         clheap_tier_opening o = {0, CLHEAP_BM_FAIL, 0u, 0u};
         if (lane == leader)
@@ -234,9 +235,24 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_warp(__global clheap_u32 *h, 
         g.frame = clheap_ptx_shfl(peers, g.frame, leader);
         g.got = clheap_ptx_shfl64(peers, g.got, leader);
         unit = clheap_tier_grant_unit(h, c, &g, rank);
-        piece = g.frame == CLHEAP_TIER_PIECES;
+        if (g.frame == CLHEAP_TIER_PIECES) { /* ranks from k + k2 on */
+            first_piece = g.k + g.k2;
+            pieces = n - first_piece;
+            taker = clheap_nth_bit(peers, first_piece);
+        }
     }
-    return unit ? unit : clheap_tier_malloc_unit(h, bytes, clheap_rotation_seed() + 0x5bd1e995u, piece);
+    clheap_u32 frames = pieces ? clheap_tier_piece_frames(h, c) : 0u;
+    if (!unit && (!pieces || lane == taker))
+        unit = clheap_tier_malloc_unit(h, pieces ? (clheap_size)pieces * frames * h[CLHEAP_HDR_FRAME_UNITS] * CLHEAP_UNIT
+                                                 : bytes,
+                                       clheap_rotation_seed() + 0x5bd1e995u, pieces != 0u);
+    if (pieces) { /* the same for every lane of peers */
+        clheap_ptx_syncwarp(peers); /* the taker's branch and its header writes */
+        clheap_u32 base = clheap_ptx_shfl(peers, unit, taker);
+        if (rank >= first_piece)
+            unit = clheap_tier_piece_of(h, base, rank - first_piece, frames, lane == taker);
+    }
+    return unit;
 }
 #else
 /* BlockAlloc: the lanes asking for one class are served by the lowest lane, which

@@ -147,8 +147,8 @@ static CLHEAP_INLINE void clheap_tier_release_run(CLHEAP_GLOBAL clheap_u32 *h, c
 
 /* What a request for n slots of one class got: indices [first, first + k) of the run at
  * `run`, then [0, k2) of the run at `run2` (the next run, which this request opened),
- * then the slots `got` of the block at `frame` (FAIL if none); the rest go alone, as
- * large allocations if `frame` is CLHEAP_TIER_PIECES (see clheap_tier_wants_pieces). */
+ * then the slots `got` of the block at `frame` (FAIL if none); the rest go alone, or,
+ * if `frame` is CLHEAP_TIER_PIECES, take pieces (see clheap_tier_wants_pieces). */
 #define CLHEAP_TIER_PIECES (CLHEAP_BM_FAIL - 1u)
 typedef struct {
     clheap_u32 run, first, k, run2, k2, frame;
@@ -224,24 +224,58 @@ static CLHEAP_INLINE void clheap_tier_close_runs(CLHEAP_GLOBAL clheap_u32 *h, cl
             clheap_tier_close_hint(h, k, s);
 }
 
-/* Whether `want` requests of class c that found no block with a free slot go alone as
- * large allocations of their own frames (pieces) rather than open a block: in a pool
- * too small for a run per hint slot of the class (host/heap_layout.c, plan_runs), when
- * their frames are under half of a block's. Why: on a fresh heap a launch's warps all
- * arrive before any block is opened, and each that falls back opens its own. On the
- * H100, 512 warps asking 16 B - 4 KiB of a 32 MiB heap (47% of it) opened 140-180
- * blocks of 32 or 64 KiB each for the 512 B - 2 KiB classes, 3-4 objects each, filled
- * the pool and got 520-600 NULLs; with pieces for those classes only, the 128 and
- * 256 B classes opened 450 blocks of 8 and 16 KiB each, and 1-8 NULLs. Why only there: a piece is a page take for each request, where one opened block
- * serves the fallbacks after it. Why the requests go alone: the large path is already
- * in every malloc; a piece path of its own in the warp's leader made the warp-coalesced
- * malloc need 120 registers instead of 108 and 2^20 x 16 B mallocs at 8 GiB take 0.076
- * ms instead of 0.048, without ever being taken there. */
+/* Frames of one piece of class c. */
+static CLHEAP_INLINE clheap_u32 clheap_tier_piece_frames(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c)
+{
+    clheap_u32 frame_bytes = h[CLHEAP_HDR_FRAME_UNITS] * CLHEAP_UNIT;
+    return (h[CLHEAP_HDR_CLASS_BYTES + c] + frame_bytes - 1u) / frame_bytes;
+}
+
+/* Whether `want` requests of class c that found no block with a free slot take pieces,
+ * large allocations of their own frames, rather than open a block: in a pool too small
+ * for a run per hint slot of the class (host/heap_layout.c, plan_runs), when their
+ * frames are under half of a block's.
+ * Why: on a fresh heap a launch's warps all arrive before any block is opened, and each
+ * that falls back opens its own. On the H100, 512 warps asking 16 B - 4 KiB of a 32 MiB
+ * heap (47% of it) opened 140-180 blocks of 32 or 64 KiB each for the 512 B - 2 KiB
+ * classes, 3-4 objects each, filled the pool and got 520-600 NULLs; with pieces for
+ * those classes only, the 128 and 256 B classes opened 450 blocks of 8 and 16 KiB each.
+ * Why only there: pieces are a page take where one opened block serves the fallbacks
+ * after it.
+ * How: the requests that take pieces are one large allocation, taken through the large
+ * path that every malloc has anyway, which they then split (clheap_tier_piece_of). A
+ * piece path of its own in the warp's leader made the warp-coalesced malloc need 120
+ * registers instead of 108, and 2^20 x 16 B mallocs at 8 GiB take 0.076 ms instead of
+ * 0.048 without ever taking it; a page take per request left 1-4 of the burst's
+ * requests NULL with 7.8 MiB free, the takes at the pool's low end contended. */
 static CLHEAP_INLINE int clheap_tier_wants_pieces(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 want)
 {
-    clheap_u32 frame_bytes = h[CLHEAP_HDR_FRAME_UNITS] * CLHEAP_UNIT, bytes = h[CLHEAP_HDR_CLASS_BYTES + c];
     return h[CLHEAP_HDR_CLASS_HINTS + c] < h[CLHEAP_HDR_HINT_SLOTS] &&
-           2u * want * ((bytes + frame_bytes - 1u) / frame_bytes) < h[CLHEAP_HDR_CLASS_FRAMES + c];
+           2u * want * clheap_tier_piece_frames(h, c) < h[CLHEAP_HDR_CLASS_FRAMES + c];
+}
+
+/* Piece `index` of the large allocation at unit `base` (0: none, and the request that
+ * took it counted the failure; `taker`: this is that request) taken for a group's
+ * pieces of `frames` frames each: the piece's frames become an allocation of their own.
+ * Nobody else knows of the allocation yet, so rewriting its headers races with nobody
+ * (on NVIDIA the warp sync after the take orders the taker's writes before these). */
+static CLHEAP_INLINE clheap_u32 clheap_tier_piece_of(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 base,
+                                                     clheap_u32 index, clheap_u32 frames, int taker)
+{
+    if (!base) {
+        if (!taker)
+            clheap_count_error(h, CLHEAP_HDR_ERR_OUT_OF_MEMORY);
+        return 0u;
+    }
+    clheap_u32 frame_units = h[CLHEAP_HDR_FRAME_UNITS];
+    clheap_u32 f = (base - h[CLHEAP_HDR_POOL_START]) / frame_units + index * frames;
+    for (clheap_u32 g = f; g < f + frames; g++)
+        clheap_store32(clheap_block_header(h, g) + CLHEAP_BLOCK_WORD_OWNER, f);
+    CLHEAP_GLOBAL clheap_u32 *header = clheap_block_header(h, f);
+    clheap_store32(header + CLHEAP_BLOCK_WORD_ITER, frames);
+    clheap_fence_release(); /* the length before the class that makes it an allocation */
+    clheap_store32(header + CLHEAP_BLOCK_WORD_CLASS, CLHEAP_TIER_LARGE);
+    return h[CLHEAP_HDR_POOL_START] + f * frame_units;
 }
 
 /* Slots of class c when the run gave none: BlockAlloc's search, then (unless the
@@ -394,12 +428,13 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_large(CLHEAP_GLOBAL clheap_u3
     return h[CLHEAP_HDR_POOL_START] + f * h[CLHEAP_HDR_FRAME_UNITS];
 }
 
-/* One request; `piece`: a small one that goes straight to the large path (a piece, see
- * clheap_tier_wants_pieces). One call of clheap_tier_malloc_large serves both. */
+/* One request; `large`: it goes straight to the large path, whatever its size (the
+ * pieces of a group, see clheap_tier_wants_pieces). One request alone that should take
+ * a piece is its own. */
 static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_unit(CLHEAP_GLOBAL clheap_u32 *h, clheap_size bytes,
-                                                        clheap_u32 seed, int piece)
+                                                        clheap_u32 seed, int large)
 {
-    clheap_u32 c = bytes && !piece ? clheap_class_for(h, bytes) : CLHEAP_MAX_CLASSES;
+    clheap_u32 c = bytes && !large ? clheap_class_for(h, bytes) : CLHEAP_MAX_CLASSES;
     if (c != CLHEAP_MAX_CLASSES) {
         clheap_tier_grant g;
         clheap_tier_take_many(h, c, 1u, seed, &g);

@@ -67,10 +67,19 @@ uint32_t core_heap_malloc_many(core_heap *heap, size_t bytes, uint32_t n, uint32
         clheap_fence_release();
     }
     clheap_tier_take_finish(h, c, seed, &g, &o);
+    if (g.frame == CLHEAP_TIER_PIECES) { /* the lanes from k + k2 on split one large allocation */
+        uint32_t first = g.k + g.k2, frames = clheap_tier_piece_frames(h, c);
+        uint32_t base = clheap_tier_malloc_unit(h, (size_t)(n - first) * frames * h[CLHEAP_HDR_FRAME_UNITS] * CLHEAP_UNIT,
+                                                seed + 0x5bd1e995u, 1);
+        for (uint32_t rank = n; rank-- > 0;) /* the taker last: it rewrites its own piece too */
+            units[rank] = rank < first ? clheap_tier_grant_unit(h, c, &g, rank)
+                                       : clheap_tier_piece_of(h, base, rank - first, frames, rank == first);
+        return n;
+    }
     for (uint32_t rank = 0; rank < n; rank++) {
         units[rank] = clheap_tier_grant_unit(h, c, &g, rank);
         if (!units[rank])
-            units[rank] = clheap_tier_malloc_unit(h, bytes, seed + 0x5bd1e995u, g.frame == CLHEAP_TIER_PIECES);
+            units[rank] = clheap_tier_malloc_unit(h, bytes, seed + 0x5bd1e995u, 0);
     }
     return n;
 }

@@ -285,6 +285,7 @@ static void sparse_requests_take_pieces_not_blocks(void **state)
     assert_int_equal(core_heap_malloc_many(&heap, 1000, 4, sparse, 0), 4);
     for (uint32_t i = 0; i < 4; i++) {
         assert_int_not_equal(sparse[i], 0);
+        assert_int_equal(frame_of(&heap, sparse[i]), frame_of(&heap, sparse[0]) + i); /* one take, split */
         assert_int_equal((sparse[i] - heap.words[CLHEAP_HDR_POOL_START]) % heap.words[CLHEAP_HDR_FRAME_UNITS], 0);
         live l = {sparse[i], 1000};
         fill(&heap, &l, i);
