@@ -26,10 +26,11 @@
  * and installs it with an exchange (so no two openers race, and no one waits for the
  * opener: the others fall back); it takes what the old run lacked from the new one's
  * first slots, counted in the installed hint. The fallback is BlockAlloc's search of
- * the class's active blocks and opening single blocks; when that fails, the class's
- * runs are closed (a CAS of each live hint to 0, then their unhanded slots are freed)
- * and the search tried again, so memory held by hints never makes malloc report a full
- * heap.
+ * the class's active blocks and opening single blocks (or, where a new block would be
+ * mostly unused in a pool short of runs for the class, pieces: frames of their own,
+ * large allocations, see clheap_tier_wants_pieces); when that fails, the class's runs
+ * are closed (a CAS of each live hint to 0, then their unhanded slots are freed) and the
+ * search tried again, so memory held by hints never makes malloc report a full heap.
  * A large malloc that finds no frames closes every class's runs and tries once more.
  *
  * free dispatches on the address in O(1): the frame's out-of-band header names the
