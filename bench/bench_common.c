@@ -7,6 +7,8 @@
 int bench_wants(const bench_env *env, clheap_allocator a)
 {
     const char *name = clheap_allocator_name(a);
+    if (a == CLHEAP_FREE_HEAP)
+        return 0; /* serial by design: every test here has work-items allocate at once */
     if (!env->only)
         return 1;
     size_t len = name ? strlen(name) : 0;

@@ -24,6 +24,7 @@
 #include "clheap_circular.h"
 #include "clheap_blocks.h"
 #include "clheap_tier.h"
+#include "clheap_freeheap.h"
 
 #ifndef CLHEAP_ALLOCATOR
 #error "clheap.cl: build with clheap_heap_build_options() (it defines CLHEAP_ALLOCATOR)"
@@ -328,7 +329,9 @@ static CLHEAP_INLINE void clheap_blocks_free_warp(__global clheap_u32 *h, __glob
 /* malloc returning the 16-byte-unit offset of the allocation (0 = NULL). */
 static CLHEAP_INLINE clheap_u32 clheap_malloc_unit(CLHEAP_GLOBAL clheap_heap *heap, clheap_size size)
 {
-#if CLHEAP_ALLOCATOR == CLHEAP_KIND_ATOMIC
+#if CLHEAP_ALLOCATOR == CLHEAP_KIND_FREEHEAP
+    return clheap_freeheap_malloc_unit(clheap_words(heap), size);
+#elif CLHEAP_ALLOCATOR == CLHEAP_KIND_ATOMIC
     return clheap_atomic_malloc_unit(clheap_words(heap), size);
 #elif CLHEAP_ALLOCATOR == CLHEAP_KIND_ATOMIC_WRAP
     return clheap_atomic_wrap_malloc_unit(clheap_words(heap), size);
@@ -375,7 +378,9 @@ static CLHEAP_INLINE CLHEAP_GLOBAL void *clheap_malloc(CLHEAP_GLOBAL clheap_heap
 
 static CLHEAP_INLINE void clheap_free(CLHEAP_GLOBAL clheap_heap *heap, CLHEAP_GLOBAL void *ptr)
 {
-#if CLHEAP_IS_CIRCULAR
+#if CLHEAP_ALLOCATOR == CLHEAP_KIND_FREEHEAP
+    clheap_freeheap_free(clheap_words(heap), ptr);
+#elif CLHEAP_IS_CIRCULAR
     clheap_circular_free(clheap_words(heap), ptr, CLHEAP_FUSED, CLHEAP_MULTI);
 #elif CLHEAP_ALLOCATOR == CLHEAP_KIND_BITMAP
     clheap_bitmap_free(clheap_words(heap), ptr);
@@ -394,6 +399,18 @@ static CLHEAP_INLINE void clheap_free_unit(CLHEAP_GLOBAL clheap_heap *heap, clhe
 {
     clheap_free(heap, clheap_pointer(heap, unit));
 }
+
+#if CLHEAP_ALLOCATOR == CLHEAP_KIND_FREEHEAP
+/* FreeHeap (paper 003): `count` elements of `stride` bytes; returns their address in
+ * stride units from the heap buffer's start (element i is at (address + i) * stride
+ * bytes), 0 if none; *handle gets the unit to give clheap_free_unit. Serial: see
+ * cl/clheap_freeheap.h. */
+static CLHEAP_INLINE clheap_size clheap_malloc_strided(CLHEAP_GLOBAL clheap_heap *heap, clheap_u32 count,
+                                                       clheap_u32 stride, clheap_u32 *handle)
+{
+    return clheap_freeheap_malloc_strided(clheap_words(heap), count, stride, handle);
+}
+#endif
 
 #ifdef __OPENCL_C_VERSION__
 /* Work-group request coalescing. Every work-item of the work-group must call this in

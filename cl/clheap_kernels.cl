@@ -4,32 +4,43 @@
 
 #include "clheap.cl"
 
-/* One work-item per pre-split chunk, plus one for the sentinel. */
+/* One work-item per pre-split chunk, plus one for the sentinel (FreeHeap: one, its one
+ * free block). */
 __kernel void clheap_init_chunks(__global clheap_heap *heap, uint chunk_count)
 {
     uint index = (uint)get_global_id(0);
+#if CLHEAP_ALLOCATOR == CLHEAP_KIND_FREEHEAP
+    if (index == 0u)
+        clheap_freeheap_init(clheap_words(heap));
+#else
     if (index <= chunk_count)
         clheap_circular_init_chunk(clheap_words(heap), CLHEAP_FUSED, index, chunk_count);
+#endif
 }
 
 /* Host-enqueued allocations (clheap_heap_enqueue_malloc / _free, paper 003's address
- * buffering): one work-item per request of the batch; results are offsets in 16-byte
- * units in the handle table, where later kernels read them. */
+ * buffering): one work-item per request of the batch (FreeHeap, serial: one work-item
+ * for all of them, in order); results are offsets in 16-byte units in the handle table,
+ * where later kernels read them. */
+#if CLHEAP_ALLOCATOR == CLHEAP_KIND_FREEHEAP
+#define CLHEAP_BATCH_FOR(i, count) for (uint i = 0u; get_global_id(0) == 0 && i < (count); i++)
+#else
+#define CLHEAP_BATCH_FOR(i, count) for (uint i = (uint)get_global_id(0); i < (count); i = (count))
+#endif
 __kernel void clheap_enqueue_malloc(__global clheap_heap *heap, __global uint *handles, uint first, uint count,
                                     uint size, __global const uint *sizes, uint per_request)
 {
-    uint i = (uint)get_global_id(0);
-    if (i < count)
+    CLHEAP_BATCH_FOR(i, count)
         handles[first + i] = clheap_malloc_unit(heap, per_request ? sizes[i] : size);
 }
 
 __kernel void clheap_enqueue_free(__global clheap_heap *heap, __global uint *handles, uint first, uint count)
 {
-    uint i = (uint)get_global_id(0);
-    if (i < count && handles[first + i]) {
-        clheap_free_unit(heap, handles[first + i]);
-        handles[first + i] = 0u;
-    }
+    CLHEAP_BATCH_FOR(i, count)
+        if (handles[first + i]) {
+            clheap_free_unit(heap, handles[first + i]);
+            handles[first + i] = 0u;
+        }
 }
 
 #if CLHEAP_ALLOCATOR == CLHEAP_KIND_BITMAP || CLHEAP_HAS_BLOCKS

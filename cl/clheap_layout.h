@@ -23,6 +23,7 @@
 #define CLHEAP_KIND_BITMAP 7 /* BitmapAlloc: one slot size over the whole pool */
 #define CLHEAP_KIND_BLOCKS 8 /* DynaSOAr-style blocks of up to 64 slots, one size class each */
 #define CLHEAP_KIND_TIER 9   /* TierAlloc, the default: blocks for small sizes, page runs for large */
+#define CLHEAP_KIND_FREEHEAP 10 /* FreeHeap: paper 003's boundary tags and max-heap of free blocks, serial */
 
 /* Header word indices. */
 #define CLHEAP_HDR_MAGIC 0
@@ -49,6 +50,13 @@
 /* Bump allocators: a 64-bit counter (words 24-25, 8-byte aligned) of units handed out
  * since pool start; 64 bits so that failed requests can never wrap it. */
 #define CLHEAP_HDR_BUMP 24
+/* FreeHeap (cl/clheap_freeheap.h): the lock of its serial operations, the unit of its
+ * free-heap array (entry i is word i; word 0 unused), the array's capacity in entries
+ * and how many are in use (the free blocks). */
+#define CLHEAP_HDR_FH_LOCK 23
+#define CLHEAP_HDR_FH_ENTRIES 24
+#define CLHEAP_HDR_FH_CAPACITY 25
+#define CLHEAP_HDR_FH_COUNT 26
 /* Circular family: roving offsets start here, CLHEAP_HDR_OFFSET_COUNT of them. */
 #define CLHEAP_HDR_OFFSETS 32
 #define CLHEAP_HDR_FIXED_WORDS 32
@@ -132,6 +140,13 @@
 #define CLHEAP_FLAG_DEAD 0u
 #define CLHEAP_FUSED_USED_BIT 0x80000000u
 #define CLHEAP_FUSED_NEXT_MASK 0x7fffffffu
+
+/* FreeHeap block (cl/clheap_freeheap.h): a header unit, the payload, a footer unit. */
+#define CLHEAP_FH_WORD_SIZE 0  /* header and footer: payload units */
+#define CLHEAP_FH_WORD_POS 1   /* header: position in the free-heap (0: allocated); footer: the header's tag */
+#define CLHEAP_FH_WORD_TAG 2   /* header: CLHEAP_FLAG_FREE(b), CLHEAP_FLAG_USED(b) or DEAD */
+#define CLHEAP_FH_WORD_BYTES 3 /* header: bytes asked for */
+#define CLHEAP_FH_MIN_BLOCK 3u /* header, one payload unit, footer */
 
 #define CLHEAP_TAG(unit) ((((unit) * 0x9E3779B1u) ^ 0x5BD1E995u) | 2u)
 #define CLHEAP_FLAG_FREE(unit) (CLHEAP_TAG(unit) & ~1u)

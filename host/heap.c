@@ -20,7 +20,7 @@ struct clheap_heap {
     cl_command_queue queue;
     cl_mem buffer;
     cl_program program; /* the library's own kernels for this allocator */
-    cl_kernel init_chunks;  /* circular: clheap_init_chunks; bitmap kinds: clheap_init_bitmaps */
+    cl_kernel init_chunks;  /* circular, FreeHeap: clheap_init_chunks; bitmap kinds: clheap_init_bitmaps */
     cl_kernel collect_blocks; /* BlockAlloc: parallel_do's block list */
     cl_kernel close_runs;     /* TierAlloc: run hints closed before parallel_do */
     cl_kernel enqueue_malloc; /* host-enqueued allocations: made on first use */
@@ -317,7 +317,7 @@ clheap_status clheap_heap_create(cl_context context, cl_device_id device, cl_com
     int bitmaps = clheap_allocator_is_bitmap(cfg.allocator);
     heap->warp_coalescing = (clheap_allocator_has_blocks(cfg.allocator) || clheap_allocator_is_circular(cfg.allocator)) &&
                             !cfg.no_warp_coalescing ? ptx_level(context, device) : 0;
-    if (clheap_allocator_is_circular(cfg.allocator) || bitmaps) {
+    if (clheap_allocator_is_circular(cfg.allocator) || bitmaps || cfg.allocator == CLHEAP_FREE_HEAP) {
         status = build_own_program(heap);
         if (status == CLHEAP_SUCCESS) {
             heap->init_chunks = clCreateKernel(
@@ -518,8 +518,8 @@ static cl_int enqueue_batch(clheap_heap *heap, cl_command_queue queue, cl_kernel
         err = clGetKernelWorkGroupInfo(kernel, heap->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof local, &local, NULL);
     if (err != CL_SUCCESS)
         return err;
-    local = local < 256 ? local : 256;
-    size_t global = (count + local - 1) / local * local;
+    local = heap->config.allocator == CLHEAP_FREE_HEAP ? 1 : local < 256 ? local : 256; /* serial */
+    size_t global = heap->config.allocator == CLHEAP_FREE_HEAP ? 1 : (count + local - 1) / local * local;
     return clEnqueueNDRangeKernel(queue ? queue : heap->queue, kernel, 1, NULL, &global, &local, num_events,
                                   wait_list, event);
 }

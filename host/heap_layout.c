@@ -14,6 +14,7 @@ _Static_assert(CLHEAP_CFMMALLOC == CLHEAP_KIND_CFMMALLOC, "host and device kinds
 _Static_assert(CLHEAP_BITMAP_ALLOC == CLHEAP_KIND_BITMAP, "host and device kinds agree");
 _Static_assert(CLHEAP_BLOCK_ALLOC == CLHEAP_KIND_BLOCKS, "host and device kinds agree");
 _Static_assert(CLHEAP_TIER_ALLOC == CLHEAP_KIND_TIER, "host and device kinds agree");
+_Static_assert(CLHEAP_FREE_HEAP == CLHEAP_KIND_FREEHEAP, "host and device kinds agree");
 _Static_assert(CLHEAP_UNIT_BYTES == CLHEAP_UNIT, "host and device units agree");
 _Static_assert((int)CLHEAP_PRESPLIT_BINARY_HEAP == CLHEAP_PRESPLIT_BINARY, "presplit ids agree");
 _Static_assert((int)CLHEAP_PRESPLIT_UNIFORM == CLHEAP_PRESPLIT_UNIFORM, "presplit ids agree");
@@ -22,7 +23,7 @@ enum { MAX_LEVELS = 24, MAX_OFFSETS = 4096 };
 
 static const char *const allocator_names[] = {
     NULL,       "AtomicMalloc", "AtomicWrapMalloc", "CMalloc",   "CFMalloc",
-    "CMMalloc", "CFMMalloc",    "BitmapAlloc",      "BlockAlloc", "TierAlloc",
+    "CMMalloc", "CFMMalloc",    "BitmapAlloc",      "BlockAlloc", "TierAlloc", "FreeHeap",
 };
 
 const char *clheap_allocator_name(clheap_allocator allocator)
@@ -322,6 +323,19 @@ clheap_status clheap_layout_plan(const clheap_heap_config *config, uint32_t comp
             free(h);
             return status;
         }
+    } else if (a == CLHEAP_FREE_HEAP) {
+        /* The free-heap's entries, then the pool: F6 of cl/clheap_freeheap.h bounds the
+         * free blocks by pool units / 6 + 2. */
+        uint64_t capacity = (units - pool_start) / 6u + 2u;
+        uint64_t entry_units = ((capacity + 1u) * 4u + CLHEAP_UNIT - 1u) / CLHEAP_UNIT;
+        if (units < pool_start + entry_units + CLHEAP_FH_MIN_BLOCK) {
+            free(h);
+            return CLHEAP_ERROR_HEAP_TOO_SMALL;
+        }
+        h[CLHEAP_HDR_FH_ENTRIES] = pool_start;
+        h[CLHEAP_HDR_FH_CAPACITY] = (uint32_t)capacity;
+        h[CLHEAP_HDR_POOL_START] = (uint32_t)(pool_start + entry_units);
+        h[CLHEAP_HDR_POOL_END] = (uint32_t)units;
     } else if (!clheap_allocator_is_circular(a)) {
         h[CLHEAP_HDR_POOL_END] = (uint32_t)units;
     } else {

@@ -102,6 +102,77 @@ static clheap_status walk_circular(const uint32_t *w, int fused, clheap_heap_sta
     return CLHEAP_SUCCESS;
 }
 
+/* ---- FreeHeap ------------------------------------------------------------------------ */
+
+/* F1-F7 of cl/clheap_freeheap.h: blocks tile the pool, tags agree, the free-heap holds
+ * exactly the free blocks in max-heap order, and no two free blocks are adjacent. */
+static clheap_status walk_freeheap(const uint32_t *w, uint64_t unit_count, clheap_heap_stats *s, char *what,
+                                   size_t len)
+{
+    uint32_t first = w[CLHEAP_HDR_POOL_START], end = w[CLHEAP_HDR_POOL_END];
+    uint32_t entries = w[CLHEAP_HDR_FH_ENTRIES], capacity = w[CLHEAP_HDR_FH_CAPACITY], count = w[CLHEAP_HDR_FH_COUNT];
+    if (w[CLHEAP_HDR_FH_LOCK] != 0)
+        return clheap_report_violation(what, len, "the free-heap's lock is held (%u) between kernels",
+                                       w[CLHEAP_HDR_FH_LOCK]);
+    if (entries < CLHEAP_HDR_FIXED_WORDS / 4u || (uint64_t)entries * 4u + capacity + 1u > (uint64_t)first * 4u ||
+        count > capacity || end > unit_count)
+        return clheap_report_violation(what, len, "free-heap array at unit %u (%u of %u entries) overlaps the pool "
+                                       "[%u, %u)", entries, count, capacity, first, end);
+    const uint32_t *e = w + (size_t)entries * 4u;
+    uint64_t free_blocks = 0;
+    int previous_free = 0;
+    double internal_sum = 0;
+    for (uint32_t b = first; b != end;) {
+        const uint32_t *header = w + (size_t)b * 4u;
+        uint32_t size = header[CLHEAP_FH_WORD_SIZE], tag = header[CLHEAP_FH_WORD_TAG];
+        if (size == 0 || size > end - b - 2u)
+            return clheap_report_violation(what, len, "block at unit %u has %u payload units: past the pool's end %u",
+                                           b, size, end);
+        const uint32_t *footer = w + ((size_t)b + size + 1u) * 4u;
+        int is_free = tag == CLHEAP_FLAG_FREE(b);
+        if ((!is_free && tag != CLHEAP_FLAG_USED(b)) || footer[CLHEAP_FH_WORD_SIZE] != size ||
+            footer[CLHEAP_FH_WORD_POS] != tag)
+            return clheap_report_violation(what, len, "block at unit %u: header (size %u, tag %#x) and footer "
+                                           "(size %u, tag %#x) disagree", b, size, tag,
+                                           footer[CLHEAP_FH_WORD_SIZE], footer[CLHEAP_FH_WORD_POS]);
+        uint32_t pos = header[CLHEAP_FH_WORD_POS];
+        uint64_t bytes = ((uint64_t)size + 2u) * CLHEAP_UNIT;
+        if (is_free) {
+            if (previous_free)
+                return clheap_report_violation(what, len, "free blocks adjacent at unit %u (not merged)", b);
+            if (pos == 0 || pos > count || e[pos] != b)
+                return clheap_report_violation(what, len, "free block at unit %u names entry %u of %u, which names %u",
+                                               b, pos, count, pos && pos <= count ? e[pos] : 0u);
+            free_blocks++;
+            s->free_bytes += bytes;
+            s->free_chunks++;
+            if (bytes > s->largest_free_bytes)
+                s->largest_free_bytes = bytes;
+        } else {
+            uint32_t request = header[CLHEAP_FH_WORD_BYTES];
+            if (pos != 0 || request == 0 || request > (uint64_t)size * CLHEAP_UNIT)
+                return clheap_report_violation(what, len, "allocated block at unit %u (%u units) names entry %u, "
+                                               "request %u", b, size, pos, request);
+            s->used_bytes += bytes;
+            s->used_chunks++;
+            s->requested_bytes += request;
+            internal_sum += (double)(bytes - request) / (double)bytes;
+        }
+        previous_free = is_free;
+        b += size + 2u;
+    }
+    if (free_blocks != count)
+        return clheap_report_violation(what, len, "%llu free blocks but %u free-heap entries",
+                                       (unsigned long long)free_blocks, count);
+    for (uint32_t p = 2; p <= count; p++)
+        if (w[(size_t)e[p] * 4u + CLHEAP_FH_WORD_SIZE] > w[(size_t)e[p / 2u] * 4u + CLHEAP_FH_WORD_SIZE])
+            return clheap_report_violation(what, len, "free-heap entry %u (unit %u) is larger than its parent %u",
+                                           p, e[p], p / 2u);
+    s->internal_fragmentation = s->used_chunks ? internal_sum / (double)s->used_chunks : 0.0;
+    s->external_fragmentation = s->free_bytes ? 1.0 - (double)s->largest_free_bytes / (double)s->free_bytes : 0.0;
+    return CLHEAP_SUCCESS;
+}
+
 /* ---- bitmap kinds ------------------------------------------------------------------ */
 
 static const uint64_t *bm_level(const uint32_t *w, uint32_t desc, uint32_t level)
@@ -536,6 +607,8 @@ clheap_status clheap_heap_walk(const uint32_t *w, uint64_t unit_count, clheap_he
         return walk_bitmap_kind(w, s, what, len);
     if (clheap_allocator_is_circular(a))
         return walk_circular(w, clheap_allocator_is_fused(a), s, what, len);
+    if (a == CLHEAP_FREE_HEAP)
+        return walk_freeheap(w, unit_count, s, what, len);
 
     uint64_t bump;
     memcpy(&bump, w + CLHEAP_HDR_BUMP, sizeof bump);

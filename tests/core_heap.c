@@ -6,6 +6,7 @@
 #include "../cl/clheap_bump.h"
 #include "../cl/clheap_tier.h"
 #include "../cl/clheap_circular.h"
+#include "../cl/clheap_freeheap.h"
 #include "heap_layout.h"
 #include "heap_walk.h"
 
@@ -34,6 +35,8 @@ clheap_status core_heap_create(const clheap_heap_config *config, uint32_t comput
         for (uint32_t i = 0; i <= layout.chunk_count; i++)
             clheap_circular_init_chunk(heap->words, clheap_allocator_is_fused(config->allocator), i,
                                        layout.chunk_count);
+    if (config->allocator == CLHEAP_FREE_HEAP) /* as clheap_init_chunks does */
+        clheap_freeheap_init(heap->words);
     if (clheap_allocator_is_bitmap(config->allocator)) /* as clheap_init_bitmaps does */
         for (uint32_t i = 0; i < layout.chunk_count; i++)
             clheap_bitmap_kinds_init_item(heap->words, layout.bitmap_count, i);
@@ -104,6 +107,8 @@ uint32_t core_heap_malloc(core_heap *heap, size_t bytes, uint32_t group)
         return clheap_blocks_malloc_unit(heap->words, bytes, clheap_rotation_seed() + (uint32_t)bytes);
     case CLHEAP_TIER_ALLOC:
         return clheap_tier_malloc_unit(heap->words, bytes, clheap_rotation_seed() + (uint32_t)bytes, 0);
+    case CLHEAP_FREE_HEAP:
+        return clheap_freeheap_malloc_unit(heap->words, bytes);
     default:
         return clheap_circular_malloc_unit(heap->words, bytes,
                                            clheap_allocator_is_fused(heap->allocator),
@@ -129,6 +134,8 @@ void core_heap_free_unit(core_heap *heap, uint32_t unit, uint32_t group)
         clheap_blocks_free(heap->words, ptr);
     else if (heap->allocator == CLHEAP_TIER_ALLOC)
         clheap_tier_free(heap->words, ptr);
+    else if (heap->allocator == CLHEAP_FREE_HEAP)
+        clheap_freeheap_free(heap->words, ptr);
     else
         clheap_bump_free(heap->words, ptr);
 }

@@ -52,8 +52,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         die("create failed", NULL);
     int circular = config.allocator >= CLHEAP_CMALLOC && config.allocator <= CLHEAP_CFMMALLOC;
     int bitmap = config.allocator == CLHEAP_BITMAP_ALLOC, blocks = config.allocator == CLHEAP_BLOCK_ALLOC;
-    int tier = config.allocator == CLHEAP_TIER_ALLOC;
-    int frees_detected = circular || bitmap || blocks || tier; /* bump allocators cannot see double frees */
+    int tier = config.allocator == CLHEAP_TIER_ALLOC, freeheap = config.allocator == CLHEAP_FREE_HEAP;
+    int frees_detected = circular || bitmap || blocks || tier || freeheap; /* bump allocators cannot see double frees */
     uint64_t max_request = 1u << 20;
     if (bitmap)
         max_request = (uint64_t)heap.words[CLHEAP_HDR_SLOT_UNITS] * 16u;
@@ -61,6 +61,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         max_request = heap.words[CLHEAP_HDR_CLASS_BYTES + heap.words[CLHEAP_HDR_CLASS_COUNT] - 1];
     if (tier) /* every size up to the whole pool */
         max_request = (uint64_t)heap.words[CLHEAP_HDR_FRAME_COUNT] * heap.words[CLHEAP_HDR_FRAME_UNITS] * 16u;
+    if (freeheap) /* every size up to the pool */
+        max_request = (uint64_t)(heap.words[CLHEAP_HDR_POOL_END] - heap.words[CLHEAP_HDR_POOL_START]) * 16u;
     int wraps = config.allocator == CLHEAP_ATOMIC_WRAP_MALLOC;
     static live model[MAX_LIVE];
     size_t n = 0;
@@ -131,7 +133,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             s.errors.double_free != expect_double || s.errors.free_not_chunk != expect_not_chunk ||
             s.errors.free_unaligned != 0 || s.errors.contended != 0)
             die("error counters disagree with the model", NULL);
-        if (circular) {
+        if (circular || freeheap) {
             uint64_t requested = 0;
             for (size_t k = 0; k < n; k++)
                 requested += model[k].bytes;

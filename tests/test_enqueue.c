@@ -1,5 +1,5 @@
 /* Host-enqueued heap allocations (clheap_heap_enqueue_malloc / _free) with every kind of
- * allocator: round trips both ways (the host allocates, kernels fill and free; a kernel
+ * allocator (FreeHeap, serial, has its kernels run in one work-item): round trips both ways (the host allocates, kernels fill and free; a kernel
  * allocates, the host frees), per-request sizes across two queues ordered by events, a
  * request that gets NULL, and bad input, each with the handle table and the heap's
  * counters checked: every allocation's whole extent is stamped and verified, and entries
@@ -29,18 +29,22 @@ static const char *kernels =
     "    uint words = (sizes ? sizes[i] : size) / 4u;\n"
     "    for (uint w = 0; p && w < words; w++) p[w] = e;\n"
     "}\n"
-    "/* Counts stamps that changed in bad[0], then frees and clears the entry. */\n"
+    "/* Counts stamps that changed in bad[0], then frees and clears the entry; entries\n"
+    " * [0, n) over however many work-items run (one for a serial allocator). */\n"
     "__kernel void check_and_free(__global clheap_heap *heap, __global uint *handles, uint first,\n"
-    "                             __global const uint *sizes, uint size, __global uint *bad) {\n"
-    "    uint i = get_global_id(0), e = first + i;\n"
-    "    __global uint *p = clheap_pointer(heap, handles[e]);\n"
-    "    uint words = (sizes ? sizes[i] : size) / 4u;\n"
-    "    for (uint w = 0; p && w < words; w++) if (p[w] != e) atomic_inc(bad);\n"
-    "    clheap_free(heap, p);\n"
-    "    handles[e] = 0u;\n"
+    "                             __global const uint *sizes, uint size, __global uint *bad, uint n) {\n"
+    "    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {\n"
+    "        uint e = first + i;\n"
+    "        __global uint *p = clheap_pointer(heap, handles[e]);\n"
+    "        uint words = (sizes ? sizes[i] : size) / 4u;\n"
+    "        for (uint w = 0; p && w < words; w++) if (p[w] != e) atomic_inc(bad);\n"
+    "        clheap_free(heap, p);\n"
+    "        handles[e] = 0u;\n"
+    "    }\n"
     "}\n"
-    "__kernel void kernel_malloc(__global clheap_heap *heap, __global uint *handles, uint size) {\n"
-    "    handles[get_global_id(0)] = clheap_malloc_unit(heap, size);\n"
+    "__kernel void kernel_malloc(__global clheap_heap *heap, __global uint *handles, uint size, uint n) {\n"
+    "    for (uint i = get_global_id(0); i < n; i += get_global_size(0))\n"
+    "        handles[i] = clheap_malloc_unit(heap, size);\n"
     "}\n";
 
 typedef struct enqueue_env {
@@ -50,10 +54,11 @@ typedef struct enqueue_env {
     cl_kernel stamp, check_and_free, kernel_malloc;
     cl_mem handles, bad;
     uint32_t table[TABLE];
+    size_t workers; /* work-items of the kernels that allocate or free: 1 for FreeHeap, serial */
 } enqueue_env;
 
 static const clheap_allocator allocators[] = {CLHEAP_TIER_ALLOC, CLHEAP_BLOCK_ALLOC, CLHEAP_CMMALLOC,
-                                              CLHEAP_ATOMIC_MALLOC};
+                                              CLHEAP_ATOMIC_MALLOC, CLHEAP_FREE_HEAP};
 enum { ALLOCATORS = sizeof allocators / sizeof *allocators };
 
 static int can_free(clheap_allocator a)
@@ -64,6 +69,7 @@ static int can_free(clheap_allocator a)
 static void open_env(enqueue_env *env, clheap_allocator a)
 {
     memset(env, 0, sizeof *env);
+    env->workers = a == CLHEAP_FREE_HEAP ? 1 : BATCH;
     assert_int_equal(cl_fixture_open(&env->cl), 0);
     clheap_heap_config config = clheap_heap_config_default();
     config.allocator = a;
@@ -163,7 +169,9 @@ static void run_pair(enqueue_env *env, cl_command_queue queue, cl_mem sizes, uin
         assert_int_equal(clSetKernelArg(ks[k], 3, sizeof sizes, &sizes), CL_SUCCESS);
         assert_int_equal(clSetKernelArg(ks[k], 4, sizeof size, &size), CL_SUCCESS);
     }
+    cl_uint n = BATCH;
     assert_int_equal(clSetKernelArg(env->check_and_free, 5, sizeof env->bad, &env->bad), CL_SUCCESS);
+    assert_int_equal(clSetKernelArg(env->check_and_free, 6, sizeof n, &n), CL_SUCCESS);
     size_t global = BATCH;
     assert_int_equal(clEnqueueNDRangeKernel(queue, env->stamp, 1, NULL, &global, NULL, waits, wait_list, NULL),
                      CL_SUCCESS);
@@ -172,7 +180,7 @@ static void run_pair(enqueue_env *env, cl_command_queue queue, cl_mem sizes, uin
 
 static void check_and_free_all(enqueue_env *env, cl_command_queue queue)
 {
-    size_t global = BATCH;
+    size_t global = env->workers;
     assert_int_equal(clEnqueueNDRangeKernel(queue, env->check_and_free, 1, NULL, &global, NULL, 0, NULL, NULL),
                      CL_SUCCESS);
     uint32_t bad = 1;
@@ -215,8 +223,10 @@ static void kernel_allocates_host_frees(void **state)
         uint32_t size = 64;
         assert_int_equal(clheap_heap_set_kernel_arg(env.heap, env.kernel_malloc, 0), CLHEAP_SUCCESS);
         assert_int_equal(clSetKernelArg(env.kernel_malloc, 1, sizeof env.handles, &env.handles), CL_SUCCESS);
+        cl_uint n = BATCH;
         assert_int_equal(clSetKernelArg(env.kernel_malloc, 2, sizeof size, &size), CL_SUCCESS);
-        size_t global = BATCH;
+        assert_int_equal(clSetKernelArg(env.kernel_malloc, 3, sizeof n, &n), CL_SUCCESS);
+        size_t global = env.workers;
         assert_int_equal(clEnqueueNDRangeKernel(env.cl.queue, env.kernel_malloc, 1, NULL, &global, NULL, 0, NULL, NULL),
                          CL_SUCCESS);
         clheap_status freed = clheap_heap_enqueue_free(env.heap, NULL, BATCH, env.handles, 0, 0, NULL, NULL);

@@ -367,7 +367,7 @@ int main(int argc, char **argv)
         int wanted = argc < 2 ? a == CLHEAP_TIER_ALLOC : 0;
         for (int i = 1; i < argc; i++)
             wanted |= strcmp(argv[i], name) == 0;
-        if (!wanted || a == CLHEAP_BITMAP_ALLOC) /* one slot size: not a random-size test */
+        if (!wanted || a == CLHEAP_BITMAP_ALLOC || a == CLHEAP_FREE_HEAP) /* one slot size; serial */
             continue;
         current_allocator = (clheap_allocator)a;
         failures += _cmocka_run_group_tests(name, tests, 1, group_setup, group_teardown);

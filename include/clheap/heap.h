@@ -41,7 +41,9 @@ typedef enum clheap_allocator {
     CLHEAP_BLOCK_ALLOC = 8,        /* DynaSOAr blocks of <= 64 slots, one size class each */
     CLHEAP_TIER_ALLOC = 9,         /* the default: blocks for small sizes, page runs up to the
                                       whole pool for large ones (cl/clheap_tier.h) */
-    CLHEAP_ALLOCATOR_LAST = CLHEAP_TIER_ALLOC
+    CLHEAP_FREE_HEAP = 10,         /* paper 003: boundary tags, a max-heap of free blocks, best
+                                      fit, strided requests; serial (cl/clheap_freeheap.h) */
+    CLHEAP_ALLOCATOR_LAST = CLHEAP_FREE_HEAP
 } clheap_allocator;
 
 /* What clheap_heap_config_default() chooses: the allocator to take when in doubt. */
