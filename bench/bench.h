@@ -61,5 +61,6 @@ int bench_linux_scalability(bench_env *env);
 int bench_oom(bench_env *env);
 int bench_throughput(bench_env *env);
 int bench_registers(bench_env *env);
+int bench_freeheap(bench_env *env);
 
 #endif

@@ -2,7 +2,7 @@
  * Usage: clheap-bench [--quick] [--cold] [--runs N] [--csv DIR] [--only ALLOCATOR[,...]] [--heap-mib N] [--options STR] [TEST...]
  * --options: extra OpenCL build options for the heaps' programs (an allocator's compile-time
  * tunables, such as -DCLHEAP_BLOCK_FAST_TRIES=8), so a variant needs no rebuild.
- * Tests: cache, throughput, registers, papers (AD, ACD, P), linux, oom. No test named: all. */
+ * Tests: cache, throughput, registers, papers (AD, ACD, P), linux, oom, freeheap. No test named: all. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +20,7 @@ static const bench_test tests[] = {
     {"papers", bench_papers},
     {"linux", bench_linux_scalability},
     {"oom", bench_oom},
+    {"freeheap", bench_freeheap},
 };
 enum { TEST_COUNT = sizeof tests / sizeof tests[0] };
 
