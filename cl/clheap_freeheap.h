@@ -289,6 +289,32 @@ static CLHEAP_INLINE void clheap_freeheap_free(CLHEAP_GLOBAL clheap_u32 *h, CLHE
         clheap_freeheap_free_unit(h, unit);
 }
 
+/* Growth (one work-item, clheap_heap_grow, after the old buffer was copied into the
+ * larger one): the pool ends at new_end and the free-heap moves to new_entries (after the
+ * pool, with room for the larger pool's blocks by F6); the new space is a free block, or
+ * extends the pool's last block if that one is free (F5). */
+static CLHEAP_INLINE void clheap_freeheap_grow(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 new_end, clheap_u32 new_entries,
+                                               clheap_u32 new_capacity)
+{
+    clheap_u32 old_end = h[CLHEAP_HDR_POOL_END], n = clheap_load32(h + CLHEAP_HDR_FH_COUNT);
+    CLHEAP_GLOBAL clheap_u32 *from = clheap_fh_entries(h), *to = clheap_fh_unit(h, new_entries);
+    for (clheap_u32 i = 1u; i <= n; i++)
+        clheap_store32(to + i, clheap_load32(from + i));
+    h[CLHEAP_HDR_FH_ENTRIES] = new_entries;
+    h[CLHEAP_HDR_FH_CAPACITY] = new_capacity;
+    h[CLHEAP_HDR_POOL_END] = new_end;
+    CLHEAP_GLOBAL clheap_u32 *footer = clheap_fh_unit(h, old_end - 1u);
+    clheap_u32 last_size = clheap_load32(footer + CLHEAP_FH_WORD_SIZE), last = old_end - 2u - last_size;
+    clheap_u32 start = old_end, total = new_end - old_end - 2u;
+    if (clheap_load32(footer + CLHEAP_FH_WORD_POS) == CLHEAP_FLAG_FREE(last)) {
+        clheap_fh_remove(h, to, clheap_load32(clheap_fh_unit(h, last) + CLHEAP_FH_WORD_POS));
+        start = last;
+        total = new_end - last - 2u;
+    }
+    clheap_fh_write_block(h, start, total, 0u, CLHEAP_FLAG_FREE(start), 0u);
+    clheap_fh_insert(h, to, start);
+}
+
 /* Initialisation (one work-item): one free block over the whole pool. */
 static CLHEAP_INLINE void clheap_freeheap_init(CLHEAP_GLOBAL clheap_u32 *h)
 {

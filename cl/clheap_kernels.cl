@@ -18,6 +18,15 @@ __kernel void clheap_init_chunks(__global clheap_heap *heap, uint chunk_count)
 #endif
 }
 
+#if CLHEAP_ALLOCATOR == CLHEAP_KIND_FREEHEAP
+/* clheap_heap_grow: one work-item, on the larger buffer the old one was copied into. */
+__kernel void clheap_grow(__global clheap_heap *heap, uint new_end, uint new_entries, uint new_capacity)
+{
+    if (get_global_id(0) == 0)
+        clheap_freeheap_grow(clheap_words(heap), new_end, new_entries, new_capacity);
+}
+#endif
+
 /* Host-enqueued allocations (clheap_heap_enqueue_malloc / _free, paper 003's address
  * buffering): one work-item per request of the batch (FreeHeap, serial: one work-item
  * for all of them, in order); results are offsets in 16-byte units in the handle table,

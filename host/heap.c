@@ -25,6 +25,7 @@ struct clheap_heap {
     cl_kernel close_runs;     /* TierAlloc: run hints closed before parallel_do */
     cl_kernel enqueue_malloc; /* host-enqueued allocations: made on first use */
     cl_kernel enqueue_free;
+    cl_kernel grow;           /* FreeHeap: clheap_grow, made on first use */
     cl_mem block_list;        /* BlockAlloc: that list */
     cl_mem block_count;       /* BlockAlloc: its length */
     clheap_heap_config config;
@@ -247,6 +248,8 @@ static void release_parts(clheap_heap *heap)
 {
     if (heap->init_chunks)
         clReleaseKernel(heap->init_chunks);
+    if (heap->grow)
+        clReleaseKernel(heap->grow);
     if (heap->collect_blocks)
         clReleaseKernel(heap->collect_blocks);
     if (heap->close_runs)
@@ -382,6 +385,109 @@ clheap_status clheap_heap_read_errors(clheap_heap *heap, clheap_heap_errors *err
         return CLHEAP_ERROR_DEVICE_BAD_FREE;
     if (e.out_of_memory || e.contended || e.bad_size)
         return CLHEAP_ERROR_DEVICE_OUT_OF_MEMORY;
+    return CLHEAP_SUCCESS;
+}
+
+/* FreeHeap's header after growing to `units`: the pool ends where the free-heap's larger
+ * array starts, at the buffer's end (cl/clheap_freeheap.h, clheap_freeheap_grow). */
+static clheap_status plan_freeheap_growth(const uint32_t *h, uint64_t units, uint32_t *new_end, uint32_t *entries,
+                                          uint32_t *capacity)
+{
+    uint64_t cap = (units - h[CLHEAP_HDR_POOL_START]) / 6u + 2u;
+    uint64_t entry_units = ((cap + 1u) * 4u + CLHEAP_UNIT - 1u) / CLHEAP_UNIT;
+    if (units >= UINT32_MAX)
+        return CLHEAP_ERROR_SIZE_TOO_LARGE;
+    if (units - entry_units < (uint64_t)h[CLHEAP_HDR_POOL_END] + CLHEAP_FH_MIN_BLOCK)
+        return CLHEAP_ERROR_GROW_NOT_LARGER; /* not even one more block */
+    *new_end = (uint32_t)(units - entry_units);
+    *entries = *new_end;
+    *capacity = (uint32_t)cap;
+    return CLHEAP_SUCCESS;
+}
+
+clheap_status clheap_heap_grow(clheap_heap *heap, uint64_t new_size_bytes)
+{
+    clheap_status status = live(heap);
+    if (status != CLHEAP_SUCCESS)
+        return status;
+    if (new_size_bytes <= heap->config.size_bytes)
+        return CLHEAP_ERROR_GROW_NOT_LARGER;
+    if (heap->config.allocator != CLHEAP_FREE_HEAP)
+        return CLHEAP_ERROR_UNSUPPORTED;
+    uint64_t units = new_size_bytes / CLHEAP_UNIT_BYTES;
+    uint32_t new_end, entries, capacity;
+    status = plan_freeheap_growth(heap->layout.header, units, &new_end, &entries, &capacity);
+    if (status != CLHEAP_SUCCESS)
+        return status;
+    cl_int err = CL_SUCCESS;
+    if (!heap->grow)
+        heap->grow = clCreateKernel(heap->program, "clheap_grow", &err);
+    if (err != CL_SUCCESS) {
+        heap->grow = NULL;
+        return err;
+    }
+    cl_mem larger = clCreateBuffer(heap->context, CL_MEM_READ_WRITE, (size_t)units * CLHEAP_UNIT_BYTES, NULL, &err);
+    if (err != CL_SUCCESS)
+        return err;
+    err = clEnqueueCopyBuffer(heap->queue, heap->buffer, larger, 0, 0,
+                              (size_t)heap->layout.total_units * CLHEAP_UNIT_BYTES, 0, NULL, NULL);
+    cl_uint args[3] = {new_end, entries, capacity};
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(heap->grow, 0, sizeof larger, &larger);
+    for (cl_uint i = 0; i < 3 && err == CL_SUCCESS; i++)
+        err = clSetKernelArg(heap->grow, i + 1, sizeof args[i], &args[i]);
+    size_t one = 1;
+    if (err == CL_SUCCESS)
+        err = clEnqueueNDRangeKernel(heap->queue, heap->grow, 1, NULL, &one, &one, 0, NULL, NULL);
+    if (err == CL_SUCCESS)
+        err = clFinish(heap->queue); /* the old buffer is not read after this */
+    if (err != CL_SUCCESS) {
+        clReleaseMemObject(larger); /* the heap is as it was */
+        return err;
+    }
+    clReleaseMemObject(heap->buffer);
+    heap->buffer = larger;
+    heap->layout.header[CLHEAP_HDR_POOL_END] = new_end;
+    heap->layout.header[CLHEAP_HDR_FH_ENTRIES] = entries;
+    heap->layout.header[CLHEAP_HDR_FH_CAPACITY] = capacity;
+    heap->layout.total_units = units;
+    heap->config.size_bytes = units * CLHEAP_UNIT_BYTES;
+    return CLHEAP_SUCCESS;
+}
+
+uint64_t clheap_heap_size(const clheap_heap *heap)
+{
+    return live(heap) == CLHEAP_SUCCESS ? heap->config.size_bytes : 0;
+}
+
+clheap_status clheap_heap_grow_if_needed(clheap_heap *heap, int *grew)
+{
+    if (grew)
+        *grew = 0;
+    clheap_heap_errors e;
+    clheap_status status = clheap_heap_read_errors(heap, &e);
+    if (status != CLHEAP_SUCCESS && status != CLHEAP_ERROR_DEVICE_OUT_OF_MEMORY &&
+        status != CLHEAP_ERROR_DEVICE_BAD_FREE)
+        return status; /* no heap, or OpenCL failed */
+    if (!e.out_of_memory)
+        return CLHEAP_SUCCESS; /* bad frees are read_errors' to report */
+    uint64_t max = heap->config.grow.max_bytes;
+    if (!max)
+        clGetDeviceInfo(heap->device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max, &max, NULL);
+    double wanted = (double)heap->config.size_bytes * heap->config.grow.factor;
+    uint64_t target = wanted >= (double)max ? max : (uint64_t)wanted;
+    if (heap->config.grow.factor <= 1.0 || target <= heap->config.size_bytes)
+        return CLHEAP_ERROR_DEVICE_OUT_OF_MEMORY;
+    status = clheap_heap_grow(heap, target);
+    if (status != CLHEAP_SUCCESS)
+        return status;
+    cl_uint zero = 0; /* the NULLs were answered: count those of the retried work afresh */
+    cl_int err = clEnqueueWriteBuffer(heap->queue, heap->buffer, CL_TRUE, CLHEAP_HDR_ERR_OUT_OF_MEMORY * sizeof zero,
+                                      sizeof zero, &zero, 0, NULL, NULL);
+    if (err != CL_SUCCESS)
+        return err;
+    if (grew)
+        *grew = 1;
     return CLHEAP_SUCCESS;
 }
 

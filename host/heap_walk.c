@@ -114,7 +114,8 @@ static clheap_status walk_freeheap(const uint32_t *w, uint64_t unit_count, clhea
     if (w[CLHEAP_HDR_FH_LOCK] != 0)
         return clheap_report_violation(what, len, "the free-heap's lock is held (%u) between kernels",
                                        w[CLHEAP_HDR_FH_LOCK]);
-    if (entries < CLHEAP_HDR_FIXED_WORDS / 4u || (uint64_t)entries * 4u + capacity + 1u > (uint64_t)first * 4u ||
+    uint64_t array_end = ((uint64_t)entries * 4u + capacity + 1u + 3u) / 4u; /* units; before the pool or after it */
+    if (entries < CLHEAP_HDR_FIXED_WORDS / 4u || (entries < end && array_end > first) || array_end > unit_count ||
         count > capacity || end > unit_count)
         return clheap_report_violation(what, len, "free-heap array at unit %u (%u of %u entries) overlaps the pool "
                                        "[%u, %u)", entries, count, capacity, first, end);

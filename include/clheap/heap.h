@@ -57,6 +57,13 @@ typedef enum clheap_presplit {
     CLHEAP_PRESPLIT_UNIFORM = 1      /* equal chunks of uniform_chunk_bytes */
 } clheap_presplit;
 
+/* Opt-in growth (clheap_heap_grow_if_needed): after a malloc on the device returned NULL,
+ * the heap becomes `factor` times larger, up to max_bytes. factor 0 (the default): never. */
+typedef struct clheap_grow_policy {
+    double factor;      /* > 1 */
+    uint64_t max_bytes; /* 0: CL_DEVICE_MAX_MEM_ALLOC_SIZE */
+} clheap_grow_policy;
+
 typedef struct clheap_heap_config {
     clheap_allocator allocator;
     uint64_t size_bytes;          /* 1 MiB .. CL_DEVICE_MAX_MEM_ALLOC_SIZE (and 64 GiB, fused 32 GiB) */
@@ -78,6 +85,7 @@ typedef struct clheap_heap_config {
     uint32_t no_warp_coalescing;  /* BlockAlloc and the CircularMalloc family on NVIDIA: 1 turns
                                      off the inline-PTX warp coalescing that is otherwise used
                                      after a probe compile */
+    clheap_grow_policy grow;      /* see clheap_heap_grow_if_needed */
 } clheap_heap_config;
 
 clheap_heap_config clheap_heap_config_default(void);
@@ -167,6 +175,25 @@ clheap_status clheap_heap_set_kernel_arg(const clheap_heap *heap, cl_kernel kern
  * free was refused, else CLHEAP_ERROR_DEVICE_OUT_OF_MEMORY if malloc returned NULL for
  * want of memory or after its bounded retries, else CLHEAP_SUCCESS. errors may be NULL. */
 clheap_status clheap_heap_read_errors(clheap_heap *heap, clheap_heap_errors *errors);
+
+/* Makes the heap new_size_bytes large: a larger buffer, the contents copied on the device
+ * and the new space given to the allocator's free structures. Every offset kept stays
+ * valid; pointers do not, nor kernel arguments set before: set them again with
+ * clheap_heap_set_kernel_arg. A size not larger than the current one:
+ * CLHEAP_ERROR_GROW_NOT_LARGER, and nothing changes. FreeHeap only for now; the other
+ * allocators answer CLHEAP_ERROR_UNSUPPORTED. Enqueued on the heap's queue. */
+clheap_status clheap_heap_grow(clheap_heap *heap, uint64_t new_size_bytes);
+
+/* The heap's size in bytes (as created or last grown). */
+uint64_t clheap_heap_size(const clheap_heap *heap);
+
+/* The grow policy's step, after a kernel: if a device malloc returned NULL since the last
+ * call, grows the heap by config.grow (and sets *grew), then clears the NULL counter, so
+ * that retrying the failed work and calling this again tells whether it fitted. If
+ * mallocs failed and the policy allows no growth: CLHEAP_ERROR_DEVICE_OUT_OF_MEMORY. The
+ * way to write "retry the failed work after growing":
+ *   do { run(work); clheap_heap_grow_if_needed(heap, &grew); work = what failed; } while (grew); */
+clheap_status clheap_heap_grow_if_needed(clheap_heap *heap, int *grew);
 
 /* Reads the heap back and walks it: exact, and as slow as reading the buffer. */
 clheap_status clheap_heap_calculate_stats(clheap_heap *heap, clheap_heap_stats *stats);
