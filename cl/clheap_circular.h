@@ -304,6 +304,17 @@ static CLHEAP_INLINE void clheap_presplit_chunk(CLHEAP_GLOBAL clheap_u32 *h, clh
 }
 
 /* Writes the header of chunk `index`, or the sentinel when index == chunk count. */
+/* Growth (one work-item, clheap_heap_grow, after the old buffer was copied into the
+ * larger one): the sentinel moves to new_sentinel and the old one becomes a free chunk
+ * that reaches it, so the list takes in the new space. */
+static CLHEAP_INLINE void clheap_circular_grow(CLHEAP_GLOBAL clheap_u32 *h, int fused, clheap_u32 new_sentinel)
+{
+    clheap_u32 old = h[CLHEAP_HDR_POOL_END];
+    clheap_write_header(h, fused, new_sentinel, 1u, h[CLHEAP_HDR_POOL_START]);
+    h[CLHEAP_HDR_POOL_END] = new_sentinel;
+    clheap_write_header(h, fused, old, 0u, new_sentinel);
+}
+
 static CLHEAP_INLINE void clheap_circular_init_chunk(CLHEAP_GLOBAL clheap_u32 *h, int fused,
                                                      clheap_u32 index, clheap_u32 chunk_count)
 {

@@ -18,14 +18,18 @@ __kernel void clheap_init_chunks(__global clheap_heap *heap, uint chunk_count)
 #endif
 }
 
-#if CLHEAP_ALLOCATOR == CLHEAP_KIND_FREEHEAP
-/* clheap_heap_grow: one work-item, on the larger buffer the old one was copied into. */
+/* clheap_heap_grow: one work-item, on the larger buffer the old one was copied into
+ * (new_end: FreeHeap's pool end, the CircularMalloc family's sentinel). */
 __kernel void clheap_grow(__global clheap_heap *heap, uint new_end, uint new_entries, uint new_capacity)
 {
-    if (get_global_id(0) == 0)
-        clheap_freeheap_grow(clheap_words(heap), new_end, new_entries, new_capacity);
-}
+    if (get_global_id(0) != 0)
+        return;
+#if CLHEAP_ALLOCATOR == CLHEAP_KIND_FREEHEAP
+    clheap_freeheap_grow(clheap_words(heap), new_end, new_entries, new_capacity);
+#elif CLHEAP_IS_CIRCULAR
+    clheap_circular_grow(clheap_words(heap), CLHEAP_FUSED, new_end);
 #endif
+}
 
 /* Host-enqueued allocations (clheap_heap_enqueue_malloc / _free, paper 003's address
  * buffering): one work-item per request of the batch (FreeHeap, serial: one work-item

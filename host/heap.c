@@ -388,20 +388,30 @@ clheap_status clheap_heap_read_errors(clheap_heap *heap, clheap_heap_errors *err
     return CLHEAP_SUCCESS;
 }
 
-/* FreeHeap's header after growing to `units`: the pool ends where the free-heap's larger
- * array starts, at the buffer's end (cl/clheap_freeheap.h, clheap_freeheap_grow). */
-static clheap_status plan_freeheap_growth(const uint32_t *h, uint64_t units, uint32_t *new_end, uint32_t *entries,
-                                          uint32_t *capacity)
+/* The header words growing to `units` changes, as the clheap_grow kernel's arguments:
+ * FreeHeap's pool ends where its free-heap's larger array starts, at the buffer's end
+ * (cl/clheap_freeheap.h, clheap_freeheap_grow); the CircularMalloc family's sentinel
+ * moves to the last unit (cl/clheap_circular.h, clheap_circular_grow). */
+static clheap_status plan_growth(clheap_allocator a, const uint32_t *h, uint64_t units, cl_uint args[3])
 {
-    uint64_t cap = (units - h[CLHEAP_HDR_POOL_START]) / 6u + 2u;
-    uint64_t entry_units = ((cap + 1u) * 4u + CLHEAP_UNIT - 1u) / CLHEAP_UNIT;
-    if (units >= UINT32_MAX)
+    uint32_t end = h[CLHEAP_HDR_POOL_END];
+    if (units >= (clheap_allocator_is_fused(a) ? (1ull << 31) : UINT32_MAX))
         return CLHEAP_ERROR_SIZE_TOO_LARGE;
-    if (units - entry_units < (uint64_t)h[CLHEAP_HDR_POOL_END] + CLHEAP_FH_MIN_BLOCK)
+    if (clheap_allocator_is_circular(a)) {
+        if (units - 1u < (uint64_t)end + 2u)
+            return CLHEAP_ERROR_GROW_NOT_LARGER; /* no room for a chunk */
+        args[0] = (cl_uint)(units - 1u);
+        args[1] = args[2] = 0;
+        return CLHEAP_SUCCESS;
+    }
+    if (a != CLHEAP_FREE_HEAP)
+        return CLHEAP_ERROR_UNSUPPORTED;
+    uint64_t capacity = (units - h[CLHEAP_HDR_POOL_START]) / 6u + 2u;
+    uint64_t entry_units = ((capacity + 1u) * 4u + CLHEAP_UNIT - 1u) / CLHEAP_UNIT;
+    if (units - entry_units < (uint64_t)end + CLHEAP_FH_MIN_BLOCK)
         return CLHEAP_ERROR_GROW_NOT_LARGER; /* not even one more block */
-    *new_end = (uint32_t)(units - entry_units);
-    *entries = *new_end;
-    *capacity = (uint32_t)cap;
+    args[0] = args[1] = (cl_uint)(units - entry_units);
+    args[2] = (cl_uint)capacity;
     return CLHEAP_SUCCESS;
 }
 
@@ -412,11 +422,9 @@ clheap_status clheap_heap_grow(clheap_heap *heap, uint64_t new_size_bytes)
         return status;
     if (new_size_bytes <= heap->config.size_bytes)
         return CLHEAP_ERROR_GROW_NOT_LARGER;
-    if (heap->config.allocator != CLHEAP_FREE_HEAP)
-        return CLHEAP_ERROR_UNSUPPORTED;
     uint64_t units = new_size_bytes / CLHEAP_UNIT_BYTES;
-    uint32_t new_end, entries, capacity;
-    status = plan_freeheap_growth(heap->layout.header, units, &new_end, &entries, &capacity);
+    cl_uint args[3];
+    status = plan_growth(heap->config.allocator, heap->layout.header, units, args);
     if (status != CLHEAP_SUCCESS)
         return status;
     cl_int err = CL_SUCCESS;
@@ -431,7 +439,6 @@ clheap_status clheap_heap_grow(clheap_heap *heap, uint64_t new_size_bytes)
         return err;
     err = clEnqueueCopyBuffer(heap->queue, heap->buffer, larger, 0, 0,
                               (size_t)heap->layout.total_units * CLHEAP_UNIT_BYTES, 0, NULL, NULL);
-    cl_uint args[3] = {new_end, entries, capacity};
     if (err == CL_SUCCESS)
         err = clSetKernelArg(heap->grow, 0, sizeof larger, &larger);
     for (cl_uint i = 0; i < 3 && err == CL_SUCCESS; i++)
@@ -447,9 +454,11 @@ clheap_status clheap_heap_grow(clheap_heap *heap, uint64_t new_size_bytes)
     }
     clReleaseMemObject(heap->buffer);
     heap->buffer = larger;
-    heap->layout.header[CLHEAP_HDR_POOL_END] = new_end;
-    heap->layout.header[CLHEAP_HDR_FH_ENTRIES] = entries;
-    heap->layout.header[CLHEAP_HDR_FH_CAPACITY] = capacity;
+    heap->layout.header[CLHEAP_HDR_POOL_END] = args[0];
+    if (heap->config.allocator == CLHEAP_FREE_HEAP) {
+        heap->layout.header[CLHEAP_HDR_FH_ENTRIES] = args[1];
+        heap->layout.header[CLHEAP_HDR_FH_CAPACITY] = args[2];
+    }
     heap->layout.total_units = units;
     heap->config.size_bytes = units * CLHEAP_UNIT_BYTES;
     return CLHEAP_SUCCESS;

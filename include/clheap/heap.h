@@ -180,8 +180,9 @@ clheap_status clheap_heap_read_errors(clheap_heap *heap, clheap_heap_errors *err
  * and the new space given to the allocator's free structures. Every offset kept stays
  * valid; pointers do not, nor kernel arguments set before: set them again with
  * clheap_heap_set_kernel_arg. A size not larger than the current one:
- * CLHEAP_ERROR_GROW_NOT_LARGER, and nothing changes. FreeHeap only for now; the other
- * allocators answer CLHEAP_ERROR_UNSUPPORTED. Enqueued on the heap's queue. */
+ * CLHEAP_ERROR_GROW_NOT_LARGER, and nothing changes. FreeHeap and the CircularMalloc
+ * family (whose new space is one chunk at the list's end) for now; the other allocators
+ * answer CLHEAP_ERROR_UNSUPPORTED. Enqueued on the heap's queue; waits for the copy. */
 clheap_status clheap_heap_grow(clheap_heap *heap, uint64_t new_size_bytes);
 
 /* The heap's size in bytes (as created or last grown). */
