@@ -18,16 +18,17 @@ __kernel void clheap_init_chunks(__global clheap_heap *heap, uint chunk_count)
 #endif
 }
 
-/* clheap_heap_grow: one work-item, on the larger buffer the old one was copied into
- * (new_end: FreeHeap's pool end, the CircularMalloc family's sentinel). */
-__kernel void clheap_grow(__global clheap_heap *heap, uint new_end, uint new_entries, uint new_capacity)
+/* clheap_heap_grow: one work-item, on the larger buffer the old one was copied into.
+ * FreeHeap: the pool's new end, its free-heap's unit and capacity; the CircularMalloc
+ * family: the new sentinel, the chunk size for the new space (host/heap.c, plan_growth). */
+__kernel void clheap_grow(__global clheap_heap *heap, uint end, uint where, uint capacity)
 {
     if (get_global_id(0) != 0)
         return;
 #if CLHEAP_ALLOCATOR == CLHEAP_KIND_FREEHEAP
-    clheap_freeheap_grow(clheap_words(heap), new_end, new_entries, new_capacity);
+    clheap_freeheap_grow(clheap_words(heap), end, where, capacity);
 #elif CLHEAP_IS_CIRCULAR
-    clheap_circular_grow(clheap_words(heap), CLHEAP_FUSED, new_end);
+    clheap_circular_grow(clheap_words(heap), CLHEAP_FUSED, end, where);
 #endif
 }
 

@@ -400,8 +400,12 @@ static clheap_status plan_growth(clheap_allocator a, const uint32_t *h, uint64_t
     if (clheap_allocator_is_circular(a)) {
         if (units - 1u < (uint64_t)end + 2u)
             return CLHEAP_ERROR_GROW_NOT_LARGER; /* no room for a chunk */
+        /* the new space in chunks of the largest pre-split size: its uniform chunk, or the
+         * binary pre-split's root (cl/clheap_circular.h, clheap_circular_grow) */
+        uint32_t step = h[CLHEAP_HDR_PRESPLIT_ARG];
         args[0] = (cl_uint)(units - 1u);
-        args[1] = args[2] = 0;
+        args[1] = step > 2u ? step : 2u;
+        args[2] = 0;
         return CLHEAP_SUCCESS;
     }
     if (a != CLHEAP_FREE_HEAP)

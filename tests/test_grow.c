@@ -116,6 +116,18 @@ static uint32_t count_bad(grow_env *env)
     return bad;
 }
 
+/* Allocators named on the command line (none: all). */
+static char **wanted_names;
+static int wanted_count;
+
+static int wanted(clheap_allocator a)
+{
+    for (int i = 0; i < wanted_count; i++)
+        if (strcmp(wanted_names[i], clheap_allocator_name(a)) == 0)
+            return 1;
+    return wanted_count == 0;
+}
+
 static uint32_t failed(const grow_env *env)
 {
     uint32_t n = 0;
@@ -135,6 +147,8 @@ static void fill_grow_retry_the_failed_work(void **state)
     static const clheap_allocator growable[] = {CLHEAP_FREE_HEAP, CLHEAP_CMALLOC, CLHEAP_CFMMALLOC};
     for (size_t a = 0; a < sizeof growable / sizeof *growable; a++) {
         const char *name = clheap_allocator_name(growable[a]);
+        if (!wanted(growable[a]))
+            continue;
         grow_env env;
         open_env(&env, growable[a], 2.0);
         allocate_and_stamp(&env, 0, REQUESTS);
@@ -143,6 +157,8 @@ static void fill_grow_retry_the_failed_work(void **state)
         int grew = 0, growths = 0;
         uint64_t size = clheap_heap_size(env.heap);
         for (int round = 0; failed(&env) > 0; round++) {
+            print_message("%s round %d: %u NULL at %llu MiB\n", name, round, failed(&env),
+                          (unsigned long long)(clheap_heap_size(env.heap) >> 20));
             if (round == 8)
                 fail_msg("%s: %u requests still NULL after %d rounds", name, failed(&env), round);
             assert_int_equal(clheap_heap_grow_if_needed(env.heap, &grew), CLHEAP_SUCCESS);
@@ -216,8 +232,10 @@ static void bad_growth_changes_nothing(void **state)
     close_env(&env);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    wanted_names = argv + 1;
+    wanted_count = argc - 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fill_grow_retry_the_failed_work),
         cmocka_unit_test(bad_growth_changes_nothing),
