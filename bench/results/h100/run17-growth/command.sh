@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
-# H100 run 17 (2026-11-23): tests/test_grow (heaps that grow) built from the commit that
-# adds chunked growth for the CircularMalloc family (the one after 707b3ad; the test's
-# allocator filter and per-round line are in it). Before that change, in calls at 707b3ad
-# plus the filter, CMalloc and CFMMalloc grew to the policy's 16 MiB and 1,300 - 1,600 of
-# 4096 retried 512 B requests still got NULL (the new space was one chunk).
+# H100 run 17 (2026-11-23): tests/test_grow (heaps that grow) built from d1dad57, which
+# splits the CircularMalloc family's new space into chunks. Before it, in calls at 707b3ad
+# plus the test's allocator filter, CMalloc and CFMMalloc grew to the policy's 16 MiB and
+# 1,300 - 1,600 of 4096 retried 512 B requests still got NULL (the new space was one chunk).
 # Built here: cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCLHEAP_WERROR=ON && cmake --build build -j8
 # The binaries, libOpenCL.so.1 and libcmocka.so.0 carried in .device-carry/.
 set -u
