@@ -255,6 +255,20 @@ static CLHEAP_INLINE int clheap_tier_wants_pieces(CLHEAP_GLOBAL clheap_u32 *h, c
            2u * want * clheap_tier_piece_frames(h, c) < h[CLHEAP_HDR_CLASS_FRAMES + c];
 }
 
+/* Makes frames [f, f + frames), taken from the page tier (after clheap_fence_acquire),
+ * a large allocation: owners and length, then clheap_fence_release, then the class.
+ * Returns its unit. */
+static CLHEAP_INLINE clheap_u32 clheap_tier_mark_large(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 f, clheap_u32 frames)
+{
+    for (clheap_u32 g = f; g < f + frames; g++)
+        clheap_store32(clheap_block_header(h, g) + CLHEAP_BLOCK_WORD_OWNER, f);
+    CLHEAP_GLOBAL clheap_u32 *header = clheap_block_header(h, f);
+    clheap_store32(header + CLHEAP_BLOCK_WORD_ITER, frames);
+    clheap_fence_release(); /* the length before the class that makes it an allocation */
+    clheap_store32(header + CLHEAP_BLOCK_WORD_CLASS, CLHEAP_TIER_LARGE);
+    return h[CLHEAP_HDR_POOL_START] + f * h[CLHEAP_HDR_FRAME_UNITS];
+}
+
 /* Piece `index` of the large allocation at unit `base` (0: none, and the request that
  * took it counted the failure; `taker`: this is that request) taken for a group's
  * pieces of `frames` frames each: the piece's frames become an allocation of their own.
@@ -268,15 +282,8 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_piece_of(CLHEAP_GLOBAL clheap_u32 *h
             clheap_count_error(h, CLHEAP_HDR_ERR_OUT_OF_MEMORY);
         return 0u;
     }
-    clheap_u32 frame_units = h[CLHEAP_HDR_FRAME_UNITS];
-    clheap_u32 f = (base - h[CLHEAP_HDR_POOL_START]) / frame_units + index * frames;
-    for (clheap_u32 g = f; g < f + frames; g++)
-        clheap_store32(clheap_block_header(h, g) + CLHEAP_BLOCK_WORD_OWNER, f);
-    CLHEAP_GLOBAL clheap_u32 *header = clheap_block_header(h, f);
-    clheap_store32(header + CLHEAP_BLOCK_WORD_ITER, frames);
-    clheap_fence_release(); /* the length before the class that makes it an allocation */
-    clheap_store32(header + CLHEAP_BLOCK_WORD_CLASS, CLHEAP_TIER_LARGE);
-    return h[CLHEAP_HDR_POOL_START] + f * frame_units;
+    return clheap_tier_mark_large(h, (base - h[CLHEAP_HDR_POOL_START]) / h[CLHEAP_HDR_FRAME_UNITS] + index * frames,
+                                  frames);
 }
 
 /* Slots of class c when the run gave none: BlockAlloc's search, then (unless the
@@ -419,14 +426,7 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_large(CLHEAP_GLOBAL clheap_u3
         return 0u;
     }
     clheap_fence_acquire();
-    for (clheap_u32 g = f + 1u; g < f + frames; g++)
-        clheap_store32(clheap_block_header(h, g) + CLHEAP_BLOCK_WORD_OWNER, f);
-    CLHEAP_GLOBAL clheap_u32 *header = clheap_block_header(h, f);
-    clheap_store32(header + CLHEAP_BLOCK_WORD_OWNER, f);
-    clheap_store32(header + CLHEAP_BLOCK_WORD_ITER, frames);
-    clheap_fence_release(); /* the length before the class that makes it an allocation */
-    clheap_store32(header + CLHEAP_BLOCK_WORD_CLASS, CLHEAP_TIER_LARGE);
-    return h[CLHEAP_HDR_POOL_START] + f * h[CLHEAP_HDR_FRAME_UNITS];
+    return clheap_tier_mark_large(h, f, frames);
 }
 
 /* One request; `large`: it goes straight to the large path, whatever its size (the
