@@ -303,7 +303,6 @@ static CLHEAP_INLINE void clheap_presplit_chunk(CLHEAP_GLOBAL clheap_u32 *h, clh
     *units_out = units;
 }
 
-/* Writes the header of chunk `index`, or the sentinel when index == chunk count. */
 /* Growth (one work-item, clheap_heap_grow, after the old buffer was copied into the
  * larger one): the sentinel moves to new_sentinel and the new space, from the old
  * sentinel on, becomes free chunks of `step` units (the last takes the rest), so the list
@@ -324,6 +323,7 @@ static CLHEAP_INLINE void clheap_circular_grow(CLHEAP_GLOBAL clheap_u32 *h, int 
     }
 }
 
+/* Writes the header of chunk `index`, or the sentinel when index == chunk count. */
 static CLHEAP_INLINE void clheap_circular_init_chunk(CLHEAP_GLOBAL clheap_u32 *h, int fused,
                                                      clheap_u32 index, clheap_u32 chunk_count)
 {

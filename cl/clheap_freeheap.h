@@ -135,6 +135,21 @@ static CLHEAP_INLINE void clheap_fh_insert(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_G
     clheap_fh_sift(h, e, n);
 }
 
+/* The free block that ends where the unit `b` starts (found through its footer), or 0
+ * (the header's unit, never a block's): b is the pool's first unit, or the block before
+ * it is allocated. */
+static CLHEAP_INLINE clheap_u32 clheap_fh_free_before(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 b)
+{
+    clheap_u32 first = h[CLHEAP_HDR_POOL_START];
+    if (b <= first)
+        return 0u;
+    CLHEAP_GLOBAL clheap_u32 *footer = clheap_fh_unit(h, b - 1u);
+    clheap_u32 size = clheap_load32(footer + CLHEAP_FH_WORD_SIZE), prev = b - 2u - size;
+    return size <= b - first - 2u && clheap_load32(footer + CLHEAP_FH_WORD_POS) == CLHEAP_FLAG_FREE(prev)
+               ? prev
+               : 0u;
+}
+
 static CLHEAP_INLINE int clheap_fh_lock(CLHEAP_GLOBAL clheap_u32 *h)
 {
     if (clheap_cas32(h + CLHEAP_HDR_FH_LOCK, 0u, 1u) != 0u) {
@@ -258,16 +273,12 @@ static CLHEAP_INLINE void clheap_freeheap_free_unit(CLHEAP_GLOBAL clheap_u32 *h,
         return;
     }
     CLHEAP_GLOBAL clheap_u32 *e = clheap_fh_entries(h);
-    clheap_u32 start = b, total = size, next = b + size + 2u;
-    if (b > first) { /* the previous block, through its footer */
-        CLHEAP_GLOBAL clheap_u32 *footer = clheap_fh_unit(h, b - 1u);
-        clheap_u32 prev_size = clheap_load32(footer + CLHEAP_FH_WORD_SIZE), prev = b - 2u - prev_size;
-        if (prev_size <= b - first - 2u && clheap_load32(footer + CLHEAP_FH_WORD_POS) == CLHEAP_FLAG_FREE(prev)) {
-            clheap_fh_remove(h, e, clheap_load32(clheap_fh_unit(h, prev) + CLHEAP_FH_WORD_POS));
-            start = prev;
-            total += prev_size + 2u;
-            clheap_store32(header + CLHEAP_FH_WORD_TAG, CLHEAP_FLAG_DEAD);
-        }
+    clheap_u32 start = b, total = size, next = b + size + 2u, prev = clheap_fh_free_before(h, b);
+    if (prev) {
+        clheap_fh_remove(h, e, clheap_load32(clheap_fh_unit(h, prev) + CLHEAP_FH_WORD_POS));
+        start = prev;
+        total = next - prev - 2u;
+        clheap_store32(header + CLHEAP_FH_WORD_TAG, CLHEAP_FLAG_DEAD);
     }
     if (next < end && clheap_load32(clheap_fh_unit(h, next) + CLHEAP_FH_WORD_TAG) == CLHEAP_FLAG_FREE(next)) {
         clheap_fh_remove(h, e, clheap_load32(clheap_fh_unit(h, next) + CLHEAP_FH_WORD_POS));
@@ -303,15 +314,12 @@ static CLHEAP_INLINE void clheap_freeheap_grow(CLHEAP_GLOBAL clheap_u32 *h, clhe
     h[CLHEAP_HDR_FH_ENTRIES] = new_entries;
     h[CLHEAP_HDR_FH_CAPACITY] = new_capacity;
     h[CLHEAP_HDR_POOL_END] = new_end;
-    CLHEAP_GLOBAL clheap_u32 *footer = clheap_fh_unit(h, old_end - 1u);
-    clheap_u32 last_size = clheap_load32(footer + CLHEAP_FH_WORD_SIZE), last = old_end - 2u - last_size;
-    clheap_u32 start = old_end, total = new_end - old_end - 2u;
-    if (clheap_load32(footer + CLHEAP_FH_WORD_POS) == CLHEAP_FLAG_FREE(last)) {
+    clheap_u32 last = clheap_fh_free_before(h, old_end), start = old_end;
+    if (last) {
         clheap_fh_remove(h, to, clheap_load32(clheap_fh_unit(h, last) + CLHEAP_FH_WORD_POS));
         start = last;
-        total = new_end - last - 2u;
     }
-    clheap_fh_write_block(h, start, total, 0u, CLHEAP_FLAG_FREE(start), 0u);
+    clheap_fh_write_block(h, start, new_end - start - 2u, 0u, CLHEAP_FLAG_FREE(start), 0u);
     clheap_fh_insert(h, to, start);
 }
 
