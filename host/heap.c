@@ -410,12 +410,12 @@ static clheap_status plan_growth(clheap_allocator a, const uint32_t *h, uint64_t
     }
     if (a != CLHEAP_FREE_HEAP)
         return CLHEAP_ERROR_UNSUPPORTED;
-    uint64_t capacity = (units - h[CLHEAP_HDR_POOL_START]) / 6u + 2u;
-    uint64_t entry_units = ((capacity + 1u) * 4u + CLHEAP_UNIT - 1u) / CLHEAP_UNIT;
+    uint32_t capacity;
+    uint64_t entry_units = clheap_freeheap_array_units(units - h[CLHEAP_HDR_POOL_START], &capacity);
     if (units - entry_units < (uint64_t)end + CLHEAP_FH_MIN_BLOCK)
         return CLHEAP_ERROR_GROW_NOT_LARGER; /* not even one more block */
     args[0] = args[1] = (cl_uint)(units - entry_units);
-    args[2] = (cl_uint)capacity;
+    args[2] = capacity;
     return CLHEAP_SUCCESS;
 }
 
@@ -637,8 +637,10 @@ static cl_int enqueue_batch(clheap_heap *heap, cl_command_queue queue, cl_kernel
         err = clGetKernelWorkGroupInfo(kernel, heap->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof local, &local, NULL);
     if (err != CL_SUCCESS)
         return err;
-    local = heap->config.allocator == CLHEAP_FREE_HEAP ? 1 : local < 256 ? local : 256; /* serial */
-    size_t global = heap->config.allocator == CLHEAP_FREE_HEAP ? 1 : (count + local - 1) / local * local;
+    local = local < 256 ? local : 256;
+    size_t global = (count + local - 1) / local * local;
+    if (heap->config.allocator == CLHEAP_FREE_HEAP) /* serial: one work-item runs the batch */
+        local = global = 1;
     return clEnqueueNDRangeKernel(queue ? queue : heap->queue, kernel, 1, NULL, &global, &local, num_events,
                                   wait_list, event);
 }

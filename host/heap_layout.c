@@ -47,6 +47,13 @@ clheap_heap_config clheap_heap_config_default(void)
     return config;
 }
 
+uint64_t clheap_freeheap_array_units(uint64_t pool_units, uint32_t *capacity)
+{
+    uint64_t entries = pool_units / 6u + 2u;
+    *capacity = (uint32_t)entries;
+    return ((entries + 1u) * 4u + CLHEAP_UNIT - 1u) / CLHEAP_UNIT; /* word 0 unused */
+}
+
 int clheap_allocator_is_bump(clheap_allocator a)
 {
     return a == CLHEAP_ATOMIC_MALLOC || a == CLHEAP_ATOMIC_WRAP_MALLOC;
@@ -324,16 +331,15 @@ clheap_status clheap_layout_plan(const clheap_heap_config *config, uint32_t comp
             return status;
         }
     } else if (a == CLHEAP_FREE_HEAP) {
-        /* The free-heap's entries, then the pool: F6 of cl/clheap_freeheap.h bounds the
-         * free blocks by pool units / 6 + 2. */
-        uint64_t capacity = (units - pool_start) / 6u + 2u;
-        uint64_t entry_units = ((capacity + 1u) * 4u + CLHEAP_UNIT - 1u) / CLHEAP_UNIT;
+        /* The free-heap's entries, then the pool. */
+        uint32_t capacity;
+        uint64_t entry_units = clheap_freeheap_array_units(units - pool_start, &capacity);
         if (units < pool_start + entry_units + CLHEAP_FH_MIN_BLOCK) {
             free(h);
             return CLHEAP_ERROR_HEAP_TOO_SMALL;
         }
         h[CLHEAP_HDR_FH_ENTRIES] = pool_start;
-        h[CLHEAP_HDR_FH_CAPACITY] = (uint32_t)capacity;
+        h[CLHEAP_HDR_FH_CAPACITY] = capacity;
         h[CLHEAP_HDR_POOL_START] = (uint32_t)(pool_start + entry_units);
         h[CLHEAP_HDR_POOL_END] = (uint32_t)units;
     } else if (!clheap_allocator_is_circular(a)) {

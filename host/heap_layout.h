@@ -21,6 +21,10 @@ clheap_status clheap_layout_plan(const clheap_heap_config *config, uint32_t comp
                                  clheap_layout *layout);
 void clheap_layout_free(clheap_layout *layout);
 
+/* FreeHeap: the entries its free-heap needs for a pool of at most pool_units (F6 of
+ * cl/clheap_freeheap.h: pool units / 6 + 2), and the whole units they take. */
+uint64_t clheap_freeheap_array_units(uint64_t pool_units, uint32_t *capacity);
+
 int clheap_allocator_is_bump(clheap_allocator allocator); /* AtomicMalloc, AtomicWrapMalloc: cannot free */
 int clheap_allocator_is_circular(clheap_allocator allocator);
 int clheap_allocator_is_fused(clheap_allocator allocator);
