@@ -54,6 +54,10 @@ int bench_heap_open(bench_env *env, clheap_allocator a, uint64_t bytes, uint32_t
                     heap_run *r);
 void bench_heap_close(heap_run *r);
 double bench_event_seconds(cl_event e);
+/* Allocations (16-byte units, 0 = NULL) of sizes[i] bytes, or of the throughput shape
+ * `bytes` if sizes is NULL: disjoint and inside the pool? Returns the NULLs, or -1 if not. */
+long bench_verify_units(const uint32_t *units, size_t n, const uint32_t *sizes, uint32_t bytes, uint64_t pool_begin,
+                        uint64_t pool_bytes);
 
 int bench_cache(bench_env *env);
 int bench_papers(bench_env *env);

@@ -8,31 +8,14 @@
 
 #include "bench.h"
 
-typedef struct span {
-    uint64_t begin, end;
-} span;
-
-static int by_begin(const void *a, const void *b)
-{
-    const span *x = a, *y = b;
-    return x->begin < y->begin ? -1 : x->begin > y->begin;
-}
-
-/* 0 if the batch's allocations are granted, in the pool and pairwise disjoint. */
-static int verify_batch(clheap_heap *heap, const uint32_t *units, const uint32_t *sizes, size_t n, span *spans)
+/* 0 if the batch's allocations are granted, in the pool and pairwise disjoint, and the
+ * heap check passes. */
+static int verify_batch(clheap_heap *heap, const uint32_t *units, const uint32_t *sizes, size_t n)
 {
     uint64_t begin = 0, bytes = 0;
     clheap_heap_pool_range(heap, &begin, &bytes);
-    for (size_t i = 0; i < n; i++) {
-        spans[i].begin = (uint64_t)units[i] * CLHEAP_UNIT_BYTES;
-        spans[i].end = spans[i].begin + sizes[i];
-        if (!units[i] || spans[i].begin < begin || spans[i].end > begin + bytes)
-            return 1;
-    }
-    qsort(spans, n, sizeof *spans, by_begin);
-    for (size_t i = 1; i < n; i++)
-        if (spans[i].begin < spans[i - 1].end)
-            return 1;
+    if (bench_verify_units(units, n, sizes, 0, begin, bytes) != 0)
+        return 1;
     char what[256];
     return clheap_heap_check(heap, what, sizeof what) != CLHEAP_SUCCESS;
 }
@@ -46,12 +29,11 @@ int bench_freeheap(bench_env *env)
     printf("freeheap: host-enqueued batches on FreeHeap (serial: one work-item), 16 B - 1 KiB each\n");
     printf("  %8s %12s %12s %14s %14s %6s\n", "batch", "malloc ms", "free ms", "mallocs/s", "frees/s", "NULL");
     uint32_t *sizes = malloc(largest * sizeof *sizes), *units = malloc(largest * sizeof *units);
-    span *spans = malloc(largest * sizeof *spans);
     double *malloc_s = malloc((size_t)env->runs * sizeof *malloc_s), *free_s = malloc((size_t)env->runs * sizeof *free_s);
     clheap_heap *heap = NULL;
     cl_mem sizes_buf = NULL, units_buf = NULL;
     int failures = 0;
-    if (!sizes || !units || !spans || !malloc_s || !free_s) {
+    if (!sizes || !units || !malloc_s || !free_s) {
         failures = 1;
         goto done;
     }
@@ -84,7 +66,7 @@ int bench_freeheap(bench_env *env)
                                              NULL);
             for (size_t i = 0; status == CLHEAP_SUCCESS && i < n; i++)
                 nulls += units[i] == 0;
-            if (status != CLHEAP_SUCCESS || verify_batch(heap, units, sizes, n, spans)) {
+            if (status != CLHEAP_SUCCESS || verify_batch(heap, units, sizes, n)) {
                 fprintf(stderr, "freeheap: batch of %zu: %s\n", n,
                         status != CLHEAP_SUCCESS ? clheap_status_string(status) : "NULL, overlap or heap check");
                 failures = 1;
@@ -124,7 +106,6 @@ done:
     clheap_heap_destroy(heap);
     free(sizes);
     free(units);
-    free(spans);
     free(malloc_s);
     free(free_s);
     return failures;

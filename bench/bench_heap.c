@@ -121,15 +121,15 @@ static int compare_granted(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Disjoint and inside the pool; returns the number of NULLs, or -1 if wrong. */
-static long verify_units(const uint32_t *units, size_t n, uint32_t bytes, uint64_t pool_begin, uint64_t pool_bytes)
+long bench_verify_units(const uint32_t *units, size_t n, const uint32_t *sizes, uint32_t bytes, uint64_t pool_begin,
+                        uint64_t pool_bytes)
 {
     granted *g = malloc(n * sizeof *g);
     size_t count = 0;
     long nulls = 0;
     for (size_t i = 0; i < n; i++) {
         if (units[i])
-            g[count++] = (granted){units[i], bench_request_bytes(bytes, (uint32_t)i)};
+            g[count++] = (granted){units[i], sizes ? sizes[i] : bench_request_bytes(bytes, (uint32_t)i)};
         else
             nulls++;
     }
@@ -267,7 +267,7 @@ int bench_throughput(bench_env *env)
                     }
                     clReleaseEvent(em);
                     clReleaseEvent(ef);
-                    long v = verify_units(host, n, bytes, pool_begin, pool_bytes);
+                    long v = bench_verify_units(host, n, NULL, bytes, pool_begin, pool_bytes);
                     wrong |= v < 0;
                     nulls = v;
                 }
