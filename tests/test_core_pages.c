@@ -302,13 +302,15 @@ static void sparse_requests_take_pieces_not_blocks(void **state)
     assert_int_equal(core_heap_malloc_many(&heap, 1024, 4, more, 2), 4); /* the block's free slots */
     assert_int_equal(core_heap_malloc_many(&heap, 256, 1, small, 3), 1);
     assert_int_equal(core_heap_malloc_many(&heap, 16, 1, small + 1, 3), 1);
+    /* 512 B, a class without runs: a piece would waste half of its frame, so a block */
     assert_int_equal(core_heap_malloc_many(&heap, 512, 1, &piece, 3), 1);
     assert_walks(&heap, &s);
-    assert_int_equal(s.large_count, 5);
+    assert_int_equal(s.large_count, 4);
     assert_int_equal(s.class_blocks[kib], 1);
     assert_int_equal(s.class_objects[kib], 36);
     assert_int_equal(s.class_objects[quarter], 1);
-    assert_int_equal(s.class_objects[half], 0);
+    assert_int_equal(s.class_blocks[half], 1);
+    assert_int_equal(s.class_objects[half], 1);
     assert_int_equal(s.class_objects[0], 1);
 
     for (uint32_t i = 0; i < 4; i++) {
@@ -319,7 +321,7 @@ static void sparse_requests_take_pieces_not_blocks(void **state)
     core_heap_free_unit(&heap, sparse[1], 0);
     assert_int_equal(heap.words[CLHEAP_HDR_ERR_DOUBLE_FREE], 1);
     assert_walks(&heap, &s);
-    assert_int_equal(s.large_count, 4);
+    assert_int_equal(s.large_count, 3);
     for (uint32_t i = 0; i < 4; i++) {
         if (i != 1)
             core_heap_free_unit(&heap, sparse[i], 0);
@@ -337,6 +339,36 @@ static void sparse_requests_take_pieces_not_blocks(void **state)
     core_heap_destroy(&heap);
 }
 
+/* A pool too small for a class's runs, filled one request at a time (as PoCL, with no
+ * warp batches, fills it): the class's blocks hold it, not pieces of a frame per object,
+ * so the pool fills as for any class (90% and more). */
+static void classes_without_runs_fill_their_pool(void **state)
+{
+    (void)state;
+    static const uint32_t sizes[] = {128, 512, 1024};
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+        core_heap heap;
+        clheap_heap_config config = clheap_heap_config_default();
+        config.allocator = CLHEAP_TIER_ALLOC;
+        config.size_bytes = 1u << 20;
+        assert_int_equal(core_heap_create(&config, 8, &heap), CLHEAP_SUCCESS);
+        clheap_heap_stats s;
+        assert_walks(&heap, &s);
+        uint32_t c = 0;
+        while (s.class_bytes[c] != sizes[k])
+            c++;
+        assert_int_equal(heap.words[CLHEAP_HDR_CLASS_HINTS + c], 0);
+        uint64_t pool = (uint64_t)(heap.words[CLHEAP_HDR_POOL_END] - heap.words[CLHEAP_HDR_POOL_START]) * CLHEAP_UNIT;
+        uint64_t count = 0;
+        while (core_heap_malloc(&heap, sizes[k], (uint32_t)(count % 64)) != 0)
+            count++;
+        assert_true(count * sizes[k] * 10 >= pool * 9);
+        assert_walks(&heap, &s);
+        assert_int_equal(s.used_bytes, s.pool_bytes);
+        core_heap_destroy(&heap);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -344,6 +376,7 @@ int main(void)
         cmocka_unit_test(whole_pool_and_segment_edges),
         cmocka_unit_test(small_run_past_a_fragmented_low_end),
         cmocka_unit_test(sparse_requests_take_pieces_not_blocks),
+        cmocka_unit_test(classes_without_runs_fill_their_pool),
     };
     return cmocka_run_group_tests_name("TierAlloc page tier (C11 core)", tests, NULL, NULL);
 }
