@@ -353,4 +353,40 @@ static CLHEAP_INLINE void clheap_bm_init_container(CLHEAP_GLOBAL clheap_u32 *h, 
     }
 }
 
+
+/* Growth (clheap_heap_grow): container i (all levels numbered on, as above) of bitmap
+ * `desc` of the grown heap h, from the same bitmap of the old heap: its old value, with
+ * bits [lo, hi) (the new items that start set) and the bits above them set. Every old
+ * container keeps its index at its level, so its parent bit stays where it was; a level
+ * the old bitmap lacked has one bit over all the old containers, set if the old top
+ * container is not empty. Writes only h's container i: one work-item per container. */
+static CLHEAP_INLINE void clheap_bm_grow_container(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL clheap_u32 *old,
+                                                   clheap_u32 desc, clheap_u32 i, clheap_u32 lo, clheap_u32 hi)
+{
+    clheap_u32 levels = h[desc + CLHEAP_BM_LEVELS], old_levels = old[desc + CLHEAP_BM_LEVELS];
+    clheap_u32 bits = h[desc + CLHEAP_BM_BITS], old_bits = old[desc + CLHEAP_BM_BITS];
+    for (clheap_u32 l = 0; l < levels; l++) {
+        clheap_u32 containers = (bits + 63u) / 64u, old_containers = (old_bits + 63u) / 64u;
+        if (i < containers) {
+            clheap_u64 v = 0;
+            if (l < old_levels && i < old_containers)
+                v = clheap_load64(clheap_bm_container(old, desc, l, i));
+            else if (l >= old_levels && i == 0u)
+                v = clheap_load64(clheap_bm_container(old, desc, old_levels - 1u, 0u)) != 0u;
+            if (lo < hi) { /* level-l bits [lo >> 6l, (hi - 1) >> 6l] cover the new set items */
+                clheap_u32 first = lo >> (6u * l), last = (hi - 1u) >> (6u * l);
+                first = first > i * 64u ? first : i * 64u;
+                last = last < i * 64u + 63u ? last : i * 64u + 63u;
+                if (first <= last)
+                    v |= clheap_ones64(last - first + 1u) << (first - i * 64u);
+            }
+            clheap_store64(clheap_bm_container(h, desc, l, i), v);
+            return;
+        }
+        i -= containers;
+        bits = containers;
+        old_bits = l < old_levels ? old_containers : 1u;
+    }
+}
+
 #endif

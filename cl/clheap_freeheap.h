@@ -302,13 +302,14 @@ static CLHEAP_INLINE void clheap_freeheap_free(CLHEAP_GLOBAL clheap_u32 *h, CLHE
 
 /* Growth (one work-item, clheap_heap_grow, after the old buffer was copied into the
  * larger one): the pool ends at new_end and the free-heap moves to new_entries (after the
- * pool, with room for the larger pool's blocks by F6); the new space is a free block, or
+ * pool, with room for the larger pool's blocks by F6), its entries read from the old
+ * buffer (the new place may overlap the old one); the new space is a free block, or
  * extends the pool's last block if that one is free (F5). */
-static CLHEAP_INLINE void clheap_freeheap_grow(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 new_end, clheap_u32 new_entries,
-                                               clheap_u32 new_capacity)
+static CLHEAP_INLINE void clheap_freeheap_grow(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL clheap_u32 *old,
+                                               clheap_u32 new_end, clheap_u32 new_entries, clheap_u32 new_capacity)
 {
     clheap_u32 old_end = h[CLHEAP_HDR_POOL_END], n = clheap_load32(h + CLHEAP_HDR_FH_COUNT);
-    CLHEAP_GLOBAL clheap_u32 *from = clheap_fh_entries(h), *to = clheap_fh_unit(h, new_entries);
+    CLHEAP_GLOBAL clheap_u32 *from = clheap_fh_entries(old), *to = clheap_fh_unit(h, new_entries);
     for (clheap_u32 i = 1u; i <= n; i++)
         clheap_store32(to + i, clheap_load32(from + i));
     h[CLHEAP_HDR_FH_ENTRIES] = new_entries;

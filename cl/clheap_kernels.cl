@@ -18,19 +18,31 @@ __kernel void clheap_init_chunks(__global clheap_heap *heap, uint chunk_count)
 #endif
 }
 
-/* clheap_heap_grow: one work-item, on the larger buffer the old one was copied into.
- * FreeHeap: the pool's new end, its free-heap's unit and capacity; the CircularMalloc
- * family: the new sentinel, the chunk size for the new space (host/heap.c, plan_growth). */
-__kernel void clheap_grow(__global clheap_heap *heap, uint end, uint where, uint capacity)
+/* clheap_heap_grow, on the larger buffer after the old one's first units were copied
+ * into it (host/heap_layout.c, clheap_layout_plan_growth, names the arguments). The bitmap
+ * kinds: one work-item per item of their bitmaps, frames and hints. FreeHeap: one
+ * work-item; the pool's new end, its free-heap's unit and capacity. The CircularMalloc
+ * family: one work-item; the new sentinel and the chunk size for the new space. */
+#if CLHEAP_ALLOCATOR == CLHEAP_KIND_BITMAP || CLHEAP_HAS_BLOCKS
+__kernel void clheap_grow(__global clheap_heap *heap, __global clheap_heap *old, uint items)
+{
+    uint i = (uint)get_global_id(0);
+    if (i < items)
+        clheap_bitmap_kinds_grow_item(clheap_words(heap), clheap_words(old), i);
+}
+#else
+__kernel void clheap_grow(__global clheap_heap *heap, __global clheap_heap *old, uint end, uint where, uint capacity)
 {
     if (get_global_id(0) != 0)
         return;
 #if CLHEAP_ALLOCATOR == CLHEAP_KIND_FREEHEAP
-    clheap_freeheap_grow(clheap_words(heap), end, where, capacity);
+    clheap_freeheap_grow(clheap_words(heap), clheap_words(old), end, where, capacity);
 #elif CLHEAP_IS_CIRCULAR
+    (void)old;
     clheap_circular_grow(clheap_words(heap), CLHEAP_FUSED, end, where);
 #endif
 }
+#endif
 
 /* Host-enqueued allocations (clheap_heap_enqueue_malloc / _free, paper 003's address
  * buffering): one work-item per request of the batch (FreeHeap, serial: one work-item

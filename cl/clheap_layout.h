@@ -2,7 +2,9 @@
  * library (which reads heaps back to check them) and the host-compiled core.
  *
  * The heap is one buffer of 16-byte units. Unit 0 onward holds the header (32-bit
- * words, indices below); the pool starts at unit HDR_POOL_START. Everything kept in the
+ * words, indices below); the pool starts at unit HDR_POOL_START. The bitmap kinds'
+ * bitmaps and block headers follow the pool (so growth extends it in place); FreeHeap's
+ * free-heap array precedes it, and after a growth follows it. Everything kept in the
  * heap between kernels is an offset in 16-byte units, never a pointer: 32-bit offsets
  * address 64 GiB, the fused variants' 31-bit offsets 32 GiB. Offset 0 is the header,
  * so an offset of 0 means NULL. */
@@ -11,7 +13,7 @@
 
 #define CLHEAP_UNIT 16u
 #define CLHEAP_MAGIC 0x50484c43u /* "CLHP" */
-#define CLHEAP_LAYOUT_VERSION 6u
+#define CLHEAP_LAYOUT_VERSION 7u
 
 /* Allocator kinds: the same numbers as enum clheap_allocator in <clheap/heap.h>. */
 #define CLHEAP_KIND_ATOMIC 1

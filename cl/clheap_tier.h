@@ -508,4 +508,40 @@ static CLHEAP_INLINE void clheap_bitmap_kinds_init_item(CLHEAP_GLOBAL clheap_u32
         clheap_blocks_init_frame(h, i);
 }
 
+/* Growth of the bitmap kinds (clheap_heap_grow), item i of max(containers, frames,
+ * hints), on the grown heap h whose header already has the new layout's words
+ * (host/heap_layout.c, clheap_layout_plan_growth), reading the old heap's bitmaps and
+ * block headers, which sat where the pool now extends. Container i of every level of
+ * every bitmap keeps its old bits, and the new items start as at initialisation: free
+ * (bitmap 0 of BitmapAlloc and BlockAlloc; TierAlloc's whole segments, the host keeping
+ * both sizes whole segments), in no class. Frame i's header is copied or, for a new
+ * frame, written free. TierAlloc: hint i is cleared; its runs were closed first
+ * (clheap_close_runs), so what a hint still names is used up and holds nothing, and a
+ * run's length may change with the pool's. One work-item per item (clheap_grow); the
+ * host build of the core loops over them. */
+static CLHEAP_INLINE void clheap_bitmap_kinds_grow_item(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL clheap_u32 *old,
+                                                        clheap_u32 i)
+{
+    clheap_u32 kind = h[CLHEAP_HDR_KIND];
+    clheap_u32 class_bitmaps = kind == CLHEAP_KIND_BITMAP ? 0u : 2u * h[CLHEAP_HDR_CLASS_COUNT];
+    clheap_u32 count = 1u + class_bitmaps + (kind == CLHEAP_KIND_TIER ? (clheap_u32)CLHEAP_PAGE_BITMAPS : 0u);
+    for (clheap_u32 b = 0; b < count; b++) {
+        clheap_u32 desc = CLHEAP_BM_DESC(b);
+        int starts_free = kind == CLHEAP_KIND_TIER ? b > class_bitmaps : b == 0u;
+        clheap_u32 lo = old[desc + CLHEAP_BM_BITS], hi = starts_free ? h[desc + CLHEAP_BM_BITS] : lo;
+        clheap_bm_grow_container(h, old, desc, i, lo, hi);
+    }
+    if (kind == CLHEAP_KIND_BITMAP)
+        return;
+    if (i < old[CLHEAP_HDR_FRAME_COUNT]) {
+        CLHEAP_GLOBAL clheap_u32 *from = clheap_block_header(old, i), *to = clheap_block_header(h, i);
+        for (clheap_u32 w = 0; w < CLHEAP_BLOCK_HEADER_UNITS * 4u; w++)
+            clheap_store32(to + w, clheap_load32(from + w));
+    } else {
+        clheap_blocks_init_frame(h, i);
+    }
+    if (kind == CLHEAP_KIND_TIER && i < h[CLHEAP_HDR_CLASS_COUNT] * h[CLHEAP_HDR_HINT_SLOTS])
+        clheap_store64(clheap_tier_hint_at(h, i / h[CLHEAP_HDR_HINT_SLOTS], i % h[CLHEAP_HDR_HINT_SLOTS]), 0);
+}
+
 #endif

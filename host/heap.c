@@ -188,10 +188,36 @@ static clheap_status read_image(clheap_heap *heap, size_t bytes, uint32_t **imag
     return err;
 }
 
-/* Header, bitmaps and block headers: everything before the pool. */
-static size_t bytes_before_pool(const clheap_heap *heap)
+/* The bitmap kinds' header, then their bitmaps and block headers (which follow the
+ * pool), read into one image without the pool: the image's header names their units
+ * there, `moved` units lower than in the heap. */
+static clheap_status read_metadata(clheap_heap *heap, uint32_t **image, uint64_t *moved)
 {
-    return (size_t)heap->layout.header[CLHEAP_HDR_POOL_START] * CLHEAP_UNIT_BYTES;
+    const uint32_t *h = heap->layout.header;
+    size_t header_bytes = heap->layout.header_words * sizeof(uint32_t);
+    uint64_t first = h[CLHEAP_HDR_BITMAP_FIRST];
+    size_t meta_bytes = (size_t)(heap->layout.total_units - first) * CLHEAP_UNIT_BYTES;
+    *moved = first - heap->layout.header_words / 4u;
+    *image = malloc(header_bytes + meta_bytes);
+    if (!*image)
+        return CLHEAP_ERROR_OUT_OF_HOST_MEMORY;
+    cl_int err = clEnqueueReadBuffer(heap->queue, heap->buffer, CL_FALSE, 0, header_bytes, *image, 0, NULL, NULL);
+    if (err == CL_SUCCESS)
+        err = clEnqueueReadBuffer(heap->queue, heap->buffer, CL_TRUE, (size_t)first * CLHEAP_UNIT_BYTES, meta_bytes,
+                                  (char *)*image + header_bytes, 0, NULL, NULL);
+    if (err != CL_SUCCESS) {
+        clFinish(heap->queue); /* the first read may still be writing into the image */
+        free(*image);
+        *image = NULL;
+        return err;
+    }
+    uint32_t *w = *image;
+    for (uint32_t b = 0; b < heap->layout.bitmap_count; b++)
+        w[CLHEAP_BM_DESC(b) + CLHEAP_BM_UNIT] -= (uint32_t)*moved;
+    w[CLHEAP_HDR_BITMAP_FIRST] -= (uint32_t)*moved;
+    if (clheap_allocator_has_blocks(heap->config.allocator))
+        w[CLHEAP_HDR_BLOCK_HEADERS] -= (uint32_t)*moved;
+    return CLHEAP_SUCCESS;
 }
 
 clheap_status clheap_heap_build_program(clheap_heap *heap, size_t count, const char **sources,
@@ -388,35 +414,32 @@ clheap_status clheap_heap_read_errors(clheap_heap *heap, clheap_heap_errors *err
     return CLHEAP_SUCCESS;
 }
 
-/* The header words growing to `units` changes, as the clheap_grow kernel's arguments:
- * FreeHeap's pool ends where its free-heap's larger array starts, at the buffer's end
- * (cl/clheap_freeheap.h, clheap_freeheap_grow); the CircularMalloc family's sentinel
- * moves to the last unit (cl/clheap_circular.h, clheap_circular_grow). */
-static clheap_status plan_growth(clheap_allocator a, const uint32_t *h, uint64_t units, cl_uint args[3])
+/* host/heap_layout.h, clheap_growth, says what a growth does; this enqueues it. On any
+ * failure the heap is as it was: the old buffer is released only after the new one is
+ * complete. */
+static cl_int enqueue_growth(clheap_heap *heap, const clheap_growth *g, cl_mem larger)
 {
-    uint32_t end = h[CLHEAP_HDR_POOL_END];
-    if (units >= (clheap_allocator_is_fused(a) ? (1ull << 31) : UINT32_MAX))
-        return CLHEAP_ERROR_SIZE_TOO_LARGE;
-    if (clheap_allocator_is_circular(a)) {
-        if (units - 1u < (uint64_t)end + 2u)
-            return CLHEAP_ERROR_GROW_NOT_LARGER; /* no room for a chunk */
-        /* the new space in chunks of the largest pre-split size: its uniform chunk, or the
-         * binary pre-split's root (cl/clheap_circular.h, clheap_circular_grow) */
-        uint32_t step = h[CLHEAP_HDR_PRESPLIT_ARG];
-        args[0] = (cl_uint)(units - 1u);
-        args[1] = step > 2u ? step : 2u;
-        args[2] = 0;
-        return CLHEAP_SUCCESS;
-    }
-    if (a != CLHEAP_FREE_HEAP)
-        return CLHEAP_ERROR_UNSUPPORTED;
-    uint32_t capacity;
-    uint64_t entry_units = clheap_freeheap_array_units(units - h[CLHEAP_HDR_POOL_START], &capacity);
-    if (units - entry_units < (uint64_t)end + CLHEAP_FH_MIN_BLOCK)
-        return CLHEAP_ERROR_GROW_NOT_LARGER; /* not even one more block */
-    args[0] = args[1] = (cl_uint)(units - entry_units);
-    args[2] = capacity;
-    return CLHEAP_SUCCESS;
+    cl_int err = clEnqueueCopyBuffer(heap->queue, heap->buffer, larger, 0, 0,
+                                     (size_t)g->copy_units * CLHEAP_UNIT_BYTES, 0, NULL, NULL);
+    if (clheap_allocator_is_bitmap(heap->config.allocator))
+        for (int r = 0; r < CLHEAP_GROWTH_RANGES && err == CL_SUCCESS; r++) {
+            const uint32_t *range = clheap_growth_ranges[r];
+            err = clEnqueueWriteBuffer(heap->queue, larger, CL_FALSE, range[0] * sizeof(uint32_t),
+                                       (range[1] - range[0]) * sizeof(uint32_t), g->layout.header + range[0], 0,
+                                       NULL, NULL);
+        }
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(heap->grow, 0, sizeof larger, &larger);
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(heap->grow, 1, sizeof heap->buffer, &heap->buffer);
+    for (cl_uint i = 0; i < g->arg_count && err == CL_SUCCESS; i++)
+        err = clSetKernelArg(heap->grow, i + 2, sizeof(cl_uint), &g->args[i]);
+    size_t local = g->items < 64 ? g->items : 64, global = (g->items + local - 1) / local * local;
+    if (err == CL_SUCCESS)
+        err = clEnqueueNDRangeKernel(heap->queue, heap->grow, 1, NULL, &global, &local, 0, NULL, NULL);
+    if (err == CL_SUCCESS)
+        err = clFinish(heap->queue); /* the write's host memory and the old buffer are not used after this */
+    return err;
 }
 
 clheap_status clheap_heap_grow(clheap_heap *heap, uint64_t new_size_bytes)
@@ -426,45 +449,43 @@ clheap_status clheap_heap_grow(clheap_heap *heap, uint64_t new_size_bytes)
         return status;
     if (new_size_bytes <= heap->config.size_bytes)
         return CLHEAP_ERROR_GROW_NOT_LARGER;
-    uint64_t units = new_size_bytes / CLHEAP_UNIT_BYTES;
-    cl_uint args[3];
-    status = plan_growth(heap->config.allocator, heap->layout.header, units, args);
+    clheap_growth g;
+    status = clheap_layout_plan_growth(&heap->config, &heap->layout, new_size_bytes / CLHEAP_UNIT_BYTES, &g);
     if (status != CLHEAP_SUCCESS)
         return status;
     cl_int err = CL_SUCCESS;
     if (!heap->grow)
         heap->grow = clCreateKernel(heap->program, "clheap_grow", &err);
-    if (err != CL_SUCCESS) {
-        heap->grow = NULL;
-        return err;
-    }
-    cl_mem larger = clCreateBuffer(heap->context, CL_MEM_READ_WRITE, (size_t)units * CLHEAP_UNIT_BYTES, NULL, &err);
     if (err != CL_SUCCESS)
-        return err;
-    err = clEnqueueCopyBuffer(heap->queue, heap->buffer, larger, 0, 0,
-                              (size_t)heap->layout.total_units * CLHEAP_UNIT_BYTES, 0, NULL, NULL);
+        heap->grow = NULL;
+    cl_mem larger = NULL, block_list = NULL;
     if (err == CL_SUCCESS)
-        err = clSetKernelArg(heap->grow, 0, sizeof larger, &larger);
-    for (cl_uint i = 0; i < 3 && err == CL_SUCCESS; i++)
-        err = clSetKernelArg(heap->grow, i + 1, sizeof args[i], &args[i]);
-    size_t one = 1;
+        larger = clCreateBuffer(heap->context, CL_MEM_READ_WRITE, (size_t)g.layout.total_units * CLHEAP_UNIT_BYTES,
+                                NULL, &err);
+    if (err == CL_SUCCESS && heap->block_list) /* parallel_do lists up to every frame */
+        block_list = clCreateBuffer(heap->context, CL_MEM_READ_WRITE,
+                                    (size_t)g.layout.header[CLHEAP_HDR_FRAME_COUNT] * sizeof(cl_uint), NULL, &err);
+    if (err == CL_SUCCESS) /* TierAlloc: no hint holds a run while runs change length */
+        err = clheap_heap_trim(heap);
     if (err == CL_SUCCESS)
-        err = clEnqueueNDRangeKernel(heap->queue, heap->grow, 1, NULL, &one, &one, 0, NULL, NULL);
-    if (err == CL_SUCCESS)
-        err = clFinish(heap->queue); /* the old buffer is not read after this */
+        err = enqueue_growth(heap, &g, larger);
     if (err != CL_SUCCESS) {
-        clReleaseMemObject(larger); /* the heap is as it was */
+        if (larger)
+            clReleaseMemObject(larger);
+        if (block_list)
+            clReleaseMemObject(block_list);
+        clheap_layout_free(&g.layout);
         return err;
     }
     clReleaseMemObject(heap->buffer);
     heap->buffer = larger;
-    heap->layout.header[CLHEAP_HDR_POOL_END] = args[0];
-    if (heap->config.allocator == CLHEAP_FREE_HEAP) {
-        heap->layout.header[CLHEAP_HDR_FH_ENTRIES] = args[1];
-        heap->layout.header[CLHEAP_HDR_FH_CAPACITY] = args[2];
+    if (block_list) {
+        clReleaseMemObject(heap->block_list);
+        heap->block_list = block_list;
     }
-    heap->layout.total_units = units;
-    heap->config.size_bytes = units * CLHEAP_UNIT_BYTES;
+    clheap_layout_free(&heap->layout);
+    heap->layout = g.layout;
+    heap->config.size_bytes = g.layout.total_units * CLHEAP_UNIT_BYTES;
     return CLHEAP_SUCCESS;
 }
 
@@ -539,18 +560,20 @@ clheap_status clheap_heap_repair(clheap_heap *heap, uint64_t *repaired)
         *repaired = 0;
     if (!clheap_allocator_is_bitmap(heap->config.allocator))
         return CLHEAP_SUCCESS;
-    /* Bitmaps and block headers sit between the header and the pool: only they change. */
-    size_t end = bytes_before_pool(heap);
+    /* Only the bitmaps change. */
     uint32_t *image = NULL;
-    status = read_image(heap, end, &image);
+    uint64_t moved = 0;
+    status = read_metadata(heap, &image, &moved);
     if (status == CLHEAP_SUCCESS) {
-        uint64_t fixed = clheap_heap_repair_image(image, heap->layout.total_units);
+        uint64_t units = heap->layout.total_units - moved;
+        uint64_t fixed = clheap_heap_repair_image(image, units);
         if (repaired)
             *repaired = fixed;
         size_t begin = (size_t)image[CLHEAP_HDR_BITMAP_FIRST] * CLHEAP_UNIT_BYTES;
         if (fixed)
-            status = clEnqueueWriteBuffer(heap->queue, heap->buffer, CL_TRUE, begin, end - begin,
-                                          (char *)image + begin, 0, NULL, NULL);
+            status = clEnqueueWriteBuffer(heap->queue, heap->buffer, CL_TRUE, begin + (size_t)moved * CLHEAP_UNIT_BYTES,
+                                          (size_t)(units * CLHEAP_UNIT_BYTES - begin), (char *)image + begin, 0, NULL,
+                                          NULL);
     }
     free(image);
     return status;
@@ -570,7 +593,8 @@ clheap_status clheap_heap_indices(clheap_heap *heap, uint32_t class_index, uint3
     if (a == CLHEAP_BITMAP_ALLOC ? class_index != 0 : class_index >= heap->layout.header[CLHEAP_HDR_CLASS_COUNT])
         return CLHEAP_ERROR_INVALID_ARGUMENT;
     uint32_t *image = NULL;
-    status = read_image(heap, bytes_before_pool(heap), &image);
+    uint64_t moved;
+    status = read_metadata(heap, &image, &moved);
     if (status == CLHEAP_SUCCESS) {
         uint32_t desc = a == CLHEAP_BITMAP_ALLOC ? CLHEAP_BM_FREE : CLHEAP_BM_ALLOCATED(class_index);
         *count = (size_t)clheap_bitmap_indices(image, desc, out, cap, NULL);

@@ -196,7 +196,7 @@ static uint64_t bitmap_units(uint64_t n, uint32_t bitmaps, uint32_t segment_orde
     return units;
 }
 
-/* BitmapAlloc, BlockAlloc and TierAlloc: header | bitmaps | (block headers) | pool. */
+/* BitmapAlloc, BlockAlloc and TierAlloc: header | pool | bitmaps | (block headers). */
 static clheap_status plan_bitmap_kinds(const clheap_heap_config *config, uint64_t units, uint32_t *h,
                                        uint32_t header_units, clheap_layout *layout)
 {
@@ -254,25 +254,26 @@ static clheap_status plan_bitmap_kinds(const clheap_heap_config *config, uint64_
         n = (n >> segment_order) << segment_order;
         plan_runs(h, n);
     }
-    uint64_t unit = header_units;
-    h[CLHEAP_HDR_BITMAP_FIRST] = header_units;
+    /* The pool first, then its bitmaps and block headers: growth extends the pool in
+     * place and moves only them (clheap_layout_plan_growth). */
+    uint64_t unit = header_units + n * item_units;
+    h[CLHEAP_HDR_POOL_START] = header_units;
+    h[CLHEAP_HDR_POOL_END] = (uint32_t)unit;
+    h[CLHEAP_HDR_BITMAP_FIRST] = (uint32_t)unit;
     for (uint32_t b = 0; b < bitmaps; b++)
         if (!describe_bitmap(h, b, n, blocks && b % 2u == 1u, &unit)) /* 1 + 2c: class c's allocated blocks */
             return CLHEAP_ERROR_SIZE_TOO_LARGE;
     if (segment_order && !describe_bitmap(h, bitmaps, n >> segment_order, 0, &unit)) /* TierAlloc's segments */
         return CLHEAP_ERROR_SIZE_TOO_LARGE;
     h[CLHEAP_HDR_SEGMENT_ORDER] = segment_order;
-    h[CLHEAP_HDR_BITMAP_UNITS] = (uint32_t)(unit - header_units);
+    h[CLHEAP_HDR_BITMAP_UNITS] = (uint32_t)(unit - h[CLHEAP_HDR_BITMAP_FIRST]);
     uint64_t containers = bitmap_containers(n, NULL);
     layout->chunk_count = (uint32_t)(containers > n ? containers : n); /* init work-items */
     layout->bitmap_count = bitmaps + (segment_order ? CLHEAP_PAGE_BITMAPS : 0);
     if (blocks) {
         h[CLHEAP_HDR_BLOCK_HEADERS] = (uint32_t)unit;
-        unit += n * CLHEAP_BLOCK_HEADER_UNITS;
         h[CLHEAP_HDR_FRAME_COUNT] = (uint32_t)n;
     }
-    h[CLHEAP_HDR_POOL_START] = (uint32_t)unit;
-    h[CLHEAP_HDR_POOL_END] = (uint32_t)(unit + n * item_units);
     return CLHEAP_SUCCESS;
 }
 
@@ -394,4 +395,100 @@ void clheap_layout_free(clheap_layout *layout)
 {
     free(layout->header);
     layout->header = NULL;
+}
+
+const uint32_t clheap_growth_ranges[CLHEAP_GROWTH_RANGES][2] = {
+    {CLHEAP_HDR_POOL_START, CLHEAP_HDR_ERR_FIRST}, /* pool, frames, bitmap region, block headers */
+    {CLHEAP_HDR_CLASS_BYTES, CLHEAP_HDR_BITMAP_WORDS}, /* classes, runs, hint counts, bitmap descriptors */
+};
+
+static clheap_status copy_layout(const clheap_layout *from, clheap_layout *to)
+{
+    *to = *from;
+    to->header = malloc(from->header_words * sizeof *to->header);
+    if (!to->header)
+        return CLHEAP_ERROR_OUT_OF_HOST_MEMORY;
+    memcpy(to->header, from->header, from->header_words * sizeof *to->header);
+    return CLHEAP_SUCCESS;
+}
+
+/* The serial kinds: FreeHeap's pool ends where its free-heap's larger array starts, at
+ * the buffer's end (cl/clheap_freeheap.h, clheap_freeheap_grow); the CircularMalloc
+ * family's sentinel moves to the last unit and the new space is cut into chunks of the
+ * largest pre-split size, its uniform chunk or the binary pre-split's root
+ * (cl/clheap_circular.h, clheap_circular_grow). */
+static clheap_status plan_serial_growth(clheap_allocator a, uint64_t units, clheap_growth *g)
+{
+    uint32_t *h = g->layout.header, end = h[CLHEAP_HDR_POOL_END];
+    g->copy_units = g->layout.total_units;
+    g->items = 1;
+    g->arg_count = 3;
+    if (clheap_allocator_is_circular(a)) {
+        if (units - 1u < (uint64_t)end + 2u)
+            return CLHEAP_ERROR_GROW_NOT_LARGER; /* no room for a chunk */
+        uint32_t step = h[CLHEAP_HDR_PRESPLIT_ARG];
+        g->args[0] = (uint32_t)(units - 1u);
+        g->args[1] = step > 2u ? step : 2u;
+        g->args[2] = 0;
+        h[CLHEAP_HDR_POOL_END] = g->args[0];
+        return CLHEAP_SUCCESS;
+    }
+    uint32_t capacity;
+    uint64_t entry_units = clheap_freeheap_array_units(units - h[CLHEAP_HDR_POOL_START], &capacity);
+    if (units - entry_units < (uint64_t)end + CLHEAP_FH_MIN_BLOCK)
+        return CLHEAP_ERROR_GROW_NOT_LARGER; /* not even one more block */
+    g->args[0] = g->args[1] = (uint32_t)(units - entry_units);
+    g->args[2] = capacity;
+    h[CLHEAP_HDR_POOL_END] = h[CLHEAP_HDR_FH_ENTRIES] = g->args[0];
+    h[CLHEAP_HDR_FH_CAPACITY] = capacity;
+    return CLHEAP_SUCCESS;
+}
+
+clheap_status clheap_layout_plan_growth(const clheap_heap_config *config, const clheap_layout *old, uint64_t units,
+                                        clheap_growth *g)
+{
+    memset(g, 0, sizeof *g);
+    clheap_allocator a = config->allocator;
+    const uint32_t *h = old->header;
+    if (units <= old->total_units)
+        return CLHEAP_ERROR_GROW_NOT_LARGER;
+    if (units >= (clheap_allocator_is_fused(a) ? (1ull << 31) : UINT32_MAX))
+        return CLHEAP_ERROR_SIZE_TOO_LARGE;
+    if (clheap_allocator_is_bump(a))
+        return CLHEAP_ERROR_UNSUPPORTED;
+    if (!clheap_allocator_is_bitmap(a)) {
+        clheap_status status = copy_layout(old, &g->layout);
+        if (status == CLHEAP_SUCCESS)
+            status = plan_serial_growth(a, units, g);
+        if (status == CLHEAP_SUCCESS)
+            g->layout.total_units = units;
+        else
+            clheap_layout_free(&g->layout);
+        return status;
+    }
+    /* Bitmap kinds: planned afresh for the new size with the same hint slots, so the
+     * header and the pool start where they did; the pool extends in place over the old
+     * bitmaps and block headers, which move after it (read from the old buffer). */
+    clheap_heap_config planned = *config;
+    planned.size_bytes = units * CLHEAP_UNIT;
+    if (a == CLHEAP_TIER_ALLOC)
+        planned.offset_count = h[CLHEAP_HDR_HINT_SLOTS];
+    clheap_status status = clheap_layout_plan(&planned, 1, &g->layout);
+    if (status != CLHEAP_SUCCESS)
+        return status;
+    const uint32_t *n = g->layout.header;
+    if (n[CLHEAP_HDR_POOL_START] != h[CLHEAP_HDR_POOL_START] || g->layout.header_words != old->header_words) {
+        clheap_layout_free(&g->layout);
+        return CLHEAP_ERROR_INVALID_ARGUMENT; /* not the configuration the heap was made with */
+    }
+    if (n[CLHEAP_HDR_POOL_END] <= h[CLHEAP_HDR_POOL_END]) {
+        clheap_layout_free(&g->layout);
+        return CLHEAP_ERROR_GROW_NOT_LARGER; /* the bitmaps take what the pool would gain */
+    }
+    g->copy_units = h[CLHEAP_HDR_POOL_END];
+    uint32_t hints = a == CLHEAP_TIER_ALLOC ? n[CLHEAP_HDR_CLASS_COUNT] * n[CLHEAP_HDR_HINT_SLOTS] : 0u;
+    g->items = g->layout.chunk_count > hints ? g->layout.chunk_count : hints;
+    g->arg_count = 1;
+    g->args[0] = g->items;
+    return CLHEAP_SUCCESS;
 }

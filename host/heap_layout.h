@@ -21,6 +21,24 @@ clheap_status clheap_layout_plan(const clheap_heap_config *config, uint32_t comp
                                  clheap_layout *layout);
 void clheap_layout_free(clheap_layout *layout);
 
+/* Growth of a heap laid out as `old` to `units` (clheap_heap_grow, and the host core's
+ * tests, which must do the same): TierAlloc's runs are closed first (clheap_heap_trim);
+ * the old buffer's units [0, copy_units) are copied into the new one; bitmap kinds then
+ * take the header words of clheap_growth_ranges from the new layout; then `items`
+ * work-items of the clheap_grow kernel (cl/clheap_kernels.cl) get the new buffer, the old
+ * one and `args`. The new layout's header is what the host keeps of the heap. */
+typedef struct clheap_growth {
+    clheap_layout layout;
+    uint64_t copy_units;
+    uint32_t items;
+    uint32_t arg_count;
+    uint32_t args[3];
+} clheap_growth;
+#define CLHEAP_GROWTH_RANGES 2
+extern const uint32_t clheap_growth_ranges[CLHEAP_GROWTH_RANGES][2]; /* [first, end) word pairs */
+clheap_status clheap_layout_plan_growth(const clheap_heap_config *config, const clheap_layout *old, uint64_t units,
+                                        clheap_growth *growth);
+
 /* FreeHeap: the entries its free-heap needs for a pool of at most pool_units (F6 of
  * cl/clheap_freeheap.h: pool units / 6 + 2), and the whole units they take. */
 uint64_t clheap_freeheap_array_units(uint64_t pool_units, uint32_t *capacity);

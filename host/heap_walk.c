@@ -441,12 +441,53 @@ static uint64_t largest_free_run(const uint8_t *free_map, uint32_t frames, uint6
     return best * frame_bytes;
 }
 
-static clheap_status walk_bitmap_kind(const uint32_t *w, clheap_heap_stats *s, char *what, size_t len)
+/* The pool holds exactly its items; bitmaps (every level of each) and block headers lie
+ * after it, inside the heap, without overlapping (host/heap_layout.c). */
+static clheap_status check_bitmap_layout(const uint32_t *w, uint64_t unit_count, char *what, size_t len)
+{
+    clheap_allocator a = (clheap_allocator)w[CLHEAP_HDR_KIND];
+    int blocks = clheap_allocator_has_blocks(a);
+    uint64_t first = w[CLHEAP_HDR_POOL_START], end = w[CLHEAP_HDR_POOL_END];
+    uint64_t items = blocks ? w[CLHEAP_HDR_FRAME_COUNT] : w[CLHEAP_BM_FREE + CLHEAP_BM_BITS];
+    uint64_t item_units = blocks ? w[CLHEAP_HDR_FRAME_UNITS] : w[CLHEAP_HDR_SLOT_UNITS];
+    if (items * item_units != end - first)
+        return clheap_report_violation(what, len, "pool [%llu, %llu) does not hold its %llu items of %llu units",
+                                       (unsigned long long)first, (unsigned long long)end, (unsigned long long)items,
+                                       (unsigned long long)item_units);
+    uint64_t bm_first = w[CLHEAP_HDR_BITMAP_FIRST], bm_end = bm_first + w[CLHEAP_HDR_BITMAP_UNITS];
+    uint64_t hd_first = blocks ? w[CLHEAP_HDR_BLOCK_HEADERS] : bm_end;
+    uint64_t hd_end = hd_first + (blocks ? items * CLHEAP_BLOCK_HEADER_UNITS : 0);
+    if (bm_first < end || hd_first < bm_end || hd_end > unit_count)
+        return clheap_report_violation(what, len, "bitmaps [%llu, %llu) and block headers [%llu, %llu) are not between "
+                                       "the pool's end %llu and the heap's %llu",
+                                       (unsigned long long)bm_first, (unsigned long long)bm_end,
+                                       (unsigned long long)hd_first, (unsigned long long)hd_end, (unsigned long long)end,
+                                       (unsigned long long)unit_count);
+    for (uint32_t b = 0; b < bitmap_count(w); b++) { /* each level starts where the one below ends */
+        uint32_t desc = CLHEAP_BM_DESC(b), levels = w[desc + CLHEAP_BM_LEVELS];
+        uint64_t containers = 0, unit = w[desc + CLHEAP_BM_UNIT];
+        int bad = levels == 0 || levels > CLHEAP_BM_MAX_LEVELS;
+        for (uint32_t l = 0; !bad && l < levels; l++) {
+            bad = w[desc + CLHEAP_BM_LEVEL0 + l] != containers;
+            containers += (bm_count_at(w, desc, l) + 63) / 64;
+        }
+        if (bad || unit < bm_first || unit * 2 + containers > bm_end * 2) /* 2 containers per unit */
+            return clheap_report_violation(what, len, "bitmap %u (unit %llu, %u levels) is not inside the bitmaps", b,
+                                           (unsigned long long)unit, levels);
+    }
+    return CLHEAP_SUCCESS;
+}
+
+static clheap_status walk_bitmap_kind(const uint32_t *w, uint64_t unit_count, clheap_heap_stats *s, char *what,
+                                      size_t len)
 {
     clheap_allocator a = (clheap_allocator)w[CLHEAP_HDR_KIND];
     uint32_t count = bitmap_count(w);
     if (count > 1 + 2 * CLHEAP_MAX_CLASSES + CLHEAP_PAGE_BITMAPS)
         return clheap_report_violation(what, len, "%u bitmaps do not fit the header", count);
+    clheap_status layout_status = check_bitmap_layout(w, unit_count, what, len);
+    if (layout_status != CLHEAP_SUCCESS)
+        return layout_status;
     for (uint32_t b = 0; b < count; b++) {
         char name[32];
         snprintf(name, sizeof name, "%u", b);
@@ -605,7 +646,7 @@ clheap_status clheap_heap_walk(const uint32_t *w, uint64_t unit_count, clheap_he
     s->pool_bytes = (uint64_t)(end - first) * CLHEAP_UNIT;
     clheap_heap_errors_from_header(w, &s->errors);
     if (clheap_allocator_is_bitmap(a))
-        return walk_bitmap_kind(w, s, what, len);
+        return walk_bitmap_kind(w, unit_count, s, what, len);
     if (clheap_allocator_is_circular(a))
         return walk_circular(w, clheap_allocator_is_fused(a), s, what, len);
     if (a == CLHEAP_FREE_HEAP)

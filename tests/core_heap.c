@@ -31,6 +31,8 @@ clheap_status core_heap_create(const clheap_heap_config *config, uint32_t comput
     memcpy(heap->words, layout.header, layout.header_words * sizeof(uint32_t));
     heap->unit_count = layout.total_units;
     heap->allocator = config->allocator;
+    heap->config = *config;
+    heap->layout = layout;
     if (clheap_allocator_is_circular(config->allocator))
         for (uint32_t i = 0; i <= layout.chunk_count; i++)
             clheap_circular_init_chunk(heap->words, clheap_allocator_is_fused(config->allocator), i,
@@ -40,7 +42,41 @@ clheap_status core_heap_create(const clheap_heap_config *config, uint32_t comput
     if (clheap_allocator_is_bitmap(config->allocator)) /* as clheap_init_bitmaps does */
         for (uint32_t i = 0; i < layout.chunk_count; i++)
             clheap_bitmap_kinds_init_item(heap->words, layout.bitmap_count, i);
-    clheap_layout_free(&layout);
+    return CLHEAP_SUCCESS;
+}
+
+clheap_status core_heap_grow(core_heap *heap, uint64_t new_bytes)
+{
+    clheap_growth g;
+    clheap_status status = clheap_layout_plan_growth(&heap->config, &heap->layout, new_bytes / CLHEAP_UNIT, &g);
+    if (status != CLHEAP_SUCCESS)
+        return status;
+    uint32_t *words = aligned_alloc(CLHEAP_UNIT, (size_t)g.layout.total_units * CLHEAP_UNIT);
+    if (!words) {
+        clheap_layout_free(&g.layout);
+        return CLHEAP_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    /* As clheap_heap_grow enqueues it (host/heap_layout.h, clheap_growth). */
+    memset(words, 0xA5, (size_t)g.layout.total_units * CLHEAP_UNIT);
+    core_heap_trim(heap);
+    memcpy(words, heap->words, (size_t)g.copy_units * CLHEAP_UNIT);
+    if (clheap_allocator_is_bitmap(heap->allocator))
+        for (int r = 0; r < CLHEAP_GROWTH_RANGES; r++)
+            memcpy(words + clheap_growth_ranges[r][0], g.layout.header + clheap_growth_ranges[r][0],
+                   (clheap_growth_ranges[r][1] - clheap_growth_ranges[r][0]) * sizeof *words);
+    for (uint32_t i = 0; i < g.items; i++) /* clheap_grow's work-items */
+        if (clheap_allocator_is_bitmap(heap->allocator))
+            clheap_bitmap_kinds_grow_item(words, heap->words, i);
+        else if (heap->allocator == CLHEAP_FREE_HEAP)
+            clheap_freeheap_grow(words, heap->words, g.args[0], g.args[1], g.args[2]);
+        else
+            clheap_circular_grow(words, clheap_allocator_is_fused(heap->allocator), g.args[0], g.args[1]);
+    free(heap->words);
+    heap->words = words;
+    heap->unit_count = g.layout.total_units;
+    heap->config.size_bytes = g.layout.total_units * CLHEAP_UNIT;
+    clheap_layout_free(&heap->layout);
+    heap->layout = g.layout;
     return CLHEAP_SUCCESS;
 }
 
@@ -91,6 +127,7 @@ void core_heap_destroy(core_heap *heap)
 {
     free(heap->words);
     heap->words = NULL;
+    clheap_layout_free(&heap->layout);
 }
 
 uint32_t core_heap_malloc(core_heap *heap, size_t bytes, uint32_t group)

@@ -8,11 +8,14 @@
 #include <stdint.h>
 
 #include "clheap/heap.h"
+#include "heap_layout.h"
 
 typedef struct core_heap {
     uint32_t *words;
     uint64_t unit_count;
     clheap_allocator allocator;
+    clheap_heap_config config; /* growth plans from these two, as clheap_heap_grow does */
+    clheap_layout layout;
 } core_heap;
 
 /* Plans and initialises an image as clheap_heap_create does on a device. */
@@ -27,6 +30,8 @@ void core_heap_free_unit(core_heap *heap, uint32_t unit, uint32_t group);
  * (other allocators: one by one). units gets n results (0 = NULL); returns n. */
 uint32_t core_heap_malloc_many(core_heap *heap, size_t bytes, uint32_t n, uint32_t *units, uint32_t group);
 void *core_heap_pointer(core_heap *heap, uint32_t unit);
+/* As clheap_heap_grow: a larger image, the allocation units unchanged. */
+clheap_status core_heap_grow(core_heap *heap, uint64_t new_bytes);
 /* As clheap_heap_trim: TierAlloc's runs give back the slots they have not handed out. */
 void core_heap_trim(core_heap *heap);
 

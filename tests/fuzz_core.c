@@ -1,6 +1,6 @@
 /* libFuzzer harness for the allocator core (C11 build of cl/): each input picks an
- * allocator and pre-split, then a sequence of mallocs, frees and bad frees on a 1 MiB
- * heap. A model tracks the live allocations; after every step the heap must walk clean
+ * allocator and pre-split, then a sequence of mallocs, frees, bad frees and growths on a
+ * heap of 1 MiB (up to 4 MiB grown). A model tracks the live allocations; after every step the heap must walk clean
  * and agree with the model, allocations must be disjoint, inside the pool, and keep the
  * stamp written into them, and each bad free must be counted exactly once.
  *   CI: fuzz_core -runs=N -seed=1 (see tests/CMakeLists.txt); by hand: fuzz_core corpus/ */
@@ -37,6 +37,24 @@ static void check_stamp(core_heap *h, const live *l)
             die("an allocation's bytes changed while it was live", NULL);
 }
 
+/* The largest request the heap serves (a larger one is a bad size). */
+static uint64_t largest_request(core_heap *heap)
+{
+    const uint32_t *w = heap->words;
+    switch (heap->allocator) {
+    case CLHEAP_BITMAP_ALLOC:
+        return (uint64_t)w[CLHEAP_HDR_SLOT_UNITS] * 16u;
+    case CLHEAP_BLOCK_ALLOC:
+        return w[CLHEAP_HDR_CLASS_BYTES + w[CLHEAP_HDR_CLASS_COUNT] - 1];
+    case CLHEAP_TIER_ALLOC: /* every size up to the whole pool */
+        return (uint64_t)w[CLHEAP_HDR_FRAME_COUNT] * w[CLHEAP_HDR_FRAME_UNITS] * 16u;
+    case CLHEAP_FREE_HEAP: /* every size up to the pool */
+        return (uint64_t)(w[CLHEAP_HDR_POOL_END] - w[CLHEAP_HDR_POOL_START]) * 16u;
+    default:
+        return 1u << 20;
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 2)
@@ -54,15 +72,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int bitmap = config.allocator == CLHEAP_BITMAP_ALLOC, blocks = config.allocator == CLHEAP_BLOCK_ALLOC;
     int tier = config.allocator == CLHEAP_TIER_ALLOC, freeheap = config.allocator == CLHEAP_FREE_HEAP;
     int frees_detected = circular || bitmap || blocks || tier || freeheap; /* bump allocators cannot see double frees */
-    uint64_t max_request = 1u << 20;
-    if (bitmap)
-        max_request = (uint64_t)heap.words[CLHEAP_HDR_SLOT_UNITS] * 16u;
-    if (blocks)
-        max_request = heap.words[CLHEAP_HDR_CLASS_BYTES + heap.words[CLHEAP_HDR_CLASS_COUNT] - 1];
-    if (tier) /* every size up to the whole pool */
-        max_request = (uint64_t)heap.words[CLHEAP_HDR_FRAME_COUNT] * heap.words[CLHEAP_HDR_FRAME_UNITS] * 16u;
-    if (freeheap) /* every size up to the pool */
-        max_request = (uint64_t)(heap.words[CLHEAP_HDR_POOL_END] - heap.words[CLHEAP_HDR_POOL_START]) * 16u;
+    uint64_t max_request = largest_request(&heap);
     int wraps = config.allocator == CLHEAP_ATOMIC_WRAP_MALLOC;
     static live model[MAX_LIVE];
     size_t n = 0;
@@ -125,6 +135,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                     die("a double free was not counted", NULL);
                 expect_double = s.errors.double_free;
                 expect_not_chunk = s.errors.free_not_chunk;
+            } else if (b % 3 == 2 && heap.unit_count * 16u < (4u << 20)) { /* growth: every live byte kept */
+                clheap_status st = core_heap_grow(&heap, heap.unit_count * 16u + (256u << 10) * (1u + a % 4u));
+                if (st != (clheap_allocator_is_bump(config.allocator) ? CLHEAP_ERROR_UNSUPPORTED : CLHEAP_SUCCESS))
+                    die("growth failed", clheap_status_string(st));
+                for (size_t k = 0; k < n && !wraps; k++)
+                    check_stamp(&heap, &model[k]);
+                max_request = largest_request(&heap);
             }
         }
         if (core_heap_walk(&heap, &s, what, sizeof what) != CLHEAP_SUCCESS)

@@ -369,6 +369,67 @@ static void classes_without_runs_fill_their_pool(void **state)
     }
 }
 
+/* Growth (core_heap_grow, as clheap_heap_grow): a heap with runs open, blocks partly
+ * used, pieces and large allocations grows; every allocation keeps its unit and bytes,
+ * the check passes, the new space serves a request larger than the old pool, and after
+ * every free the pool is whole free segments again, as many as a fresh heap of the new
+ * size has. */
+static void growth_keeps_every_allocation(void **state)
+{
+    (void)state;
+    clheap_heap_config config = clheap_heap_config_default();
+    config.allocator = CLHEAP_TIER_ALLOC;
+    config.size_bytes = 32u << 20;
+    core_heap heap, fresh_big;
+    assert_int_equal(core_heap_create(&config, 4, &heap), CLHEAP_SUCCESS);
+    static live kept[300 * 32];
+    uint32_t count = 0;
+    uint64_t rng = 7;
+    for (uint32_t i = 0; i < 300; i++) { /* warp batches (runs), single requests, large ones */
+        uint32_t n = 1 + next_random(&rng) % 32, units[32];
+        uint32_t bytes = i % 50 == 0 ? 70000 : 16u << next_random(&rng) % 9;
+        core_heap_malloc_many(&heap, bytes, n, units, i % 64);
+        for (uint32_t k = 0; k < n; k++)
+            if (units[k]) {
+                kept[count] = (live){units[k], bytes};
+                fill(&heap, &kept[count], count);
+                count++;
+            }
+    }
+    clheap_heap_stats before, after;
+    assert_walks(&heap, &before);
+    assert_true(before.large_count > 0 && before.run_slots > 0);
+    assert_int_equal(core_heap_grow(&heap, 80u << 20), CLHEAP_SUCCESS);
+    assert_walks(&heap, &after);
+    assert_int_equal(after.run_slots, 0); /* runs closed for the growth */
+    assert_int_equal(after.large_count, before.large_count);
+    assert_true(after.pool_bytes > 2 * before.pool_bytes);
+    for (uint32_t i = 0; i < count; i++)
+        expect_intact(&heap, &kept[i], i);
+    uint32_t big = core_heap_malloc(&heap, (size_t)before.pool_bytes + (1u << 20), 0);
+    assert_int_not_equal(big, 0);
+    live l = {big, (uint32_t)before.pool_bytes + (1u << 20)};
+    fill(&heap, &l, 99);
+    assert_walks(&heap, &after);
+    for (uint32_t i = 0; i < count; i++) {
+        expect_intact(&heap, &kept[i], i);
+        core_heap_free_unit(&heap, kept[i].unit, 0);
+    }
+    core_heap_free_unit(&heap, big, 0);
+    core_heap_trim(&heap);
+    assert_walks(&heap, &after);
+    config.size_bytes = 80u << 20;
+    assert_int_equal(core_heap_create(&config, 4, &fresh_big), CLHEAP_SUCCESS);
+    clheap_heap_stats fresh;
+    assert_walks(&fresh_big, &fresh);
+    assert_int_equal(after.free_segments, fresh.free_segments);
+    assert_int_equal(after.pool_bytes, fresh.pool_bytes);
+    assert_int_equal(heap.words[CLHEAP_HDR_ERR_OUT_OF_MEMORY] + heap.words[CLHEAP_HDR_ERR_DOUBLE_FREE], 0);
+    assert_int_equal(core_heap_grow(&heap, 80u << 20), CLHEAP_ERROR_GROW_NOT_LARGER);
+    core_heap_destroy(&fresh_big);
+    core_heap_destroy(&heap);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -377,6 +438,7 @@ int main(void)
         cmocka_unit_test(small_run_past_a_fragmented_low_end),
         cmocka_unit_test(sparse_requests_take_pieces_not_blocks),
         cmocka_unit_test(classes_without_runs_fill_their_pool),
+        cmocka_unit_test(growth_keeps_every_allocation),
     };
     return cmocka_run_group_tests_name("TierAlloc page tier (C11 core)", tests, NULL, NULL);
 }

@@ -1,8 +1,8 @@
-/* Heaps that grow (clheap_heap_grow, clheap_heap_grow_if_needed) on PoCL, FreeHeap and the
- * CircularMalloc family: a heap filled until mallocs fail grows by its policy, only the
- * failed work runs again, and every word of every allocation made before and after the
- * growth is verified; bad input (a size not larger, an allocator that cannot grow yet,
- * no policy) has its own status and changes nothing. */
+/* Heaps that grow (clheap_heap_grow, clheap_heap_grow_if_needed) on PoCL, every allocator
+ * that can free: a heap filled until mallocs fail grows by its policy, only the failed
+ * work runs again, and every word of every allocation made before and after the growth
+ * is verified; bad input (a size not larger, one that adds no frame, an allocator that
+ * cannot grow, no policy) has its own status and changes nothing. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -47,6 +47,7 @@ static void open_env(grow_env *env, clheap_allocator a, double factor)
     assert_int_equal(cl_fixture_open(&env->cl), 0);
     clheap_heap_config config = clheap_heap_config_default();
     config.allocator = a;
+    config.slot_bytes = BYTES; /* BitmapAlloc */
     config.size_bytes = 1u << 20; /* REQUESTS x BYTES is 2 MiB */
     config.grow.factor = factor;
     config.grow.max_bytes = 16u << 20;
@@ -150,7 +151,8 @@ static uint32_t failed(const grow_env *env)
 static void fill_grow_retry_the_failed_work(void **state)
 {
     (void)state;
-    static const clheap_allocator growable[] = {CLHEAP_FREE_HEAP, CLHEAP_CMALLOC, CLHEAP_CFMMALLOC};
+    static const clheap_allocator growable[] = {CLHEAP_TIER_ALLOC,   CLHEAP_BLOCK_ALLOC, CLHEAP_BITMAP_ALLOC,
+                                                CLHEAP_FREE_HEAP,    CLHEAP_CMALLOC,     CLHEAP_CFMMALLOC};
     for (size_t a = 0; a < sizeof growable / sizeof *growable; a++) {
         const char *name = clheap_allocator_name(growable[a]);
         if (!wanted(growable[a]))
@@ -193,6 +195,7 @@ static void fill_grow_retry_the_failed_work(void **state)
         assert_int_equal(clheap_heap_enqueue_free(env.heap, NULL, REQUESTS, env.handles, 0, 0, NULL, NULL),
                          CLHEAP_SUCCESS);
         assert_heap_sound(env.heap, name);
+        assert_int_equal(clheap_heap_trim(env.heap), CLHEAP_SUCCESS); /* TierAlloc: runs give back their blocks */
         clheap_heap_stats s;
         assert_int_equal(clheap_heap_calculate_stats(env.heap, &s), CLHEAP_SUCCESS);
         assert_int_equal(s.used_chunks, 0);
@@ -231,10 +234,23 @@ static void bad_growth_changes_nothing(void **state)
     close_env(&env);
 
     open_env(&env, CLHEAP_TIER_ALLOC, 2.0);
+    allocate_and_stamp(&env, 0, REQUESTS);
+    read_table(&env);
+    size = clheap_heap_size(env.heap);
+    /* TierAlloc's pool is whole segments of 64 frames: 16 KiB more adds none */
+    assert_int_equal(clheap_heap_grow(env.heap, size + (16u << 10)), CLHEAP_ERROR_GROW_NOT_LARGER);
+    assert_int_equal(clheap_heap_size(env.heap), size);
+    nulls = 0;
+    for (uint32_t i = 0; i < REQUESTS; i++)
+        nulls += env.table[i] == 0;
+    assert_int_equal(count_bad(&env), nulls);
+    assert_heap_sound(env.heap, "TierAlloc");
+    close_env(&env);
+
+    open_env(&env, CLHEAP_ATOMIC_MALLOC, 2.0); /* cannot free, so has nothing to give the new space to */
     size = clheap_heap_size(env.heap);
     assert_int_equal(clheap_heap_grow(env.heap, 2 * size), CLHEAP_ERROR_UNSUPPORTED);
     assert_int_equal(clheap_heap_size(env.heap), size);
-    assert_heap_sound(env.heap, "TierAlloc");
     close_env(&env);
 }
 

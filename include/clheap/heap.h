@@ -180,9 +180,13 @@ clheap_status clheap_heap_read_errors(clheap_heap *heap, clheap_heap_errors *err
  * and the new space given to the allocator's free structures. Every offset kept stays
  * valid; pointers do not, nor kernel arguments set before: set them again with
  * clheap_heap_set_kernel_arg. A size not larger than the current one:
- * CLHEAP_ERROR_GROW_NOT_LARGER, and nothing changes. FreeHeap and the CircularMalloc
- * family (whose new space is one chunk at the list's end) for now; the other allocators
- * answer CLHEAP_ERROR_UNSUPPORTED. Enqueued on the heap's queue; waits for the copy. */
+ * CLHEAP_ERROR_GROW_NOT_LARGER, and nothing changes (also when the size adds no whole
+ * item: a TierAlloc pool grows by segments of 64 frames). Every allocator that can free;
+ * the bump allocators answer CLHEAP_ERROR_UNSUPPORTED. The new space is free blocks or
+ * chunks at the pool's end (FreeHeap, the CircularMalloc family), free frames, slots or
+ * whole segments (the bitmap kinds, whose bitmaps and block headers follow the pool and
+ * move after the new end; TierAlloc closes its runs first, as clheap_heap_trim). Enqueued
+ * on the heap's queue; returns when the new buffer is complete. */
 clheap_status clheap_heap_grow(clheap_heap *heap, uint64_t new_size_bytes);
 
 /* The heap's size in bytes (as created or last grown). */
