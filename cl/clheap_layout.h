@@ -15,17 +15,9 @@
 #define CLHEAP_MAGIC 0x50484c43u /* "CLHP" */
 #define CLHEAP_LAYOUT_VERSION 7u
 
-/* Allocator kinds: the same numbers as enum clheap_allocator in <clheap/heap.h>. */
-#define CLHEAP_KIND_ATOMIC 1
-#define CLHEAP_KIND_ATOMIC_WRAP 2
-#define CLHEAP_KIND_CMALLOC 3
-#define CLHEAP_KIND_CFMALLOC 4
-#define CLHEAP_KIND_CMMALLOC 5
-#define CLHEAP_KIND_CFMMALLOC 6
-#define CLHEAP_KIND_BITMAP 7 /* BitmapAlloc: one slot size over the whole pool */
-#define CLHEAP_KIND_BLOCKS 8 /* DynaSOAr-style blocks of up to 64 slots, one size class each */
-#define CLHEAP_KIND_TIER 9   /* TierAlloc, the default: blocks for small sizes, page runs for large */
-#define CLHEAP_KIND_FREEHEAP 10 /* FreeHeap: paper 003's boundary tags and max-heap of free blocks, serial */
+/* Allocator kinds (CLHEAP_KIND_*) and the device's error counter words (CLHEAP_HDR_ERR_*):
+ * generated, with the C API's names for them, from cmake/vocabulary.cmake. */
+#include "clheap_vocabulary.h"
 
 /* Header word indices. */
 #define CLHEAP_HDR_MAGIC 0
@@ -39,16 +31,7 @@
 #define CLHEAP_HDR_PRESPLIT_ARG 8 /* binary: root chunk units R; uniform: chunk units */
 #define CLHEAP_HDR_PRESPLIT_LEVELS 9
 #define CLHEAP_HDR_CHUNKS_PER_HEAP 10
-/* Error counters, incremented by device code, read back by the host as a status. */
-#define CLHEAP_HDR_ERR_FIRST 16
-#define CLHEAP_HDR_ERR_OUT_OF_MEMORY 16   /* malloc returned NULL: no chunk fits */
-#define CLHEAP_HDR_ERR_BAD_SIZE 17        /* malloc(0) or larger than the pool */
-#define CLHEAP_HDR_ERR_FREE_OUTSIDE 18    /* free of a pointer outside the pool */
-#define CLHEAP_HDR_ERR_FREE_UNALIGNED 19  /* free of a pointer not on a 16-byte unit */
-#define CLHEAP_HDR_ERR_FREE_NOT_CHUNK 20  /* free of a pointer that starts no allocation */
-#define CLHEAP_HDR_ERR_DOUBLE_FREE 21     /* free of a chunk whose header says free */
-#define CLHEAP_HDR_ERR_CONTENDED 22       /* malloc gave up after its bounded retries */
-#define CLHEAP_HDR_ERR_COUNT 7
+/* Words CLHEAP_HDR_ERR_FIRST .. + CLHEAP_HDR_ERR_COUNT: the error counters (clheap_vocabulary.h). */
 /* Bump allocators: a 64-bit counter (words 24-25, 8-byte aligned) of units handed out
  * since pool start; 64 bits so that failed requests can never wrap it. */
 #define CLHEAP_HDR_BUMP 24

@@ -2,6 +2,7 @@
  * initialisation on the device, reads heaps back to check them. */
 #include "clheap/heap.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -407,11 +408,14 @@ clheap_status clheap_heap_read_errors(clheap_heap *heap, clheap_heap_errors *err
     clheap_heap_errors_from_header(words, &e);
     if (errors)
         *errors = e;
-    if (e.free_outside || e.free_unaligned || e.free_not_chunk || e.double_free)
-        return CLHEAP_ERROR_DEVICE_BAD_FREE;
-    if (e.out_of_memory || e.contended || e.bad_size)
-        return CLHEAP_ERROR_DEVICE_OUT_OF_MEMORY;
-    return CLHEAP_SUCCESS;
+    /* Each counter's status comes from the vocabulary; bad frees take precedence. */
+    clheap_status answer = CLHEAP_SUCCESS;
+#define CLHEAP_ERROR_STATUS(field, word, status)                                             \
+    if (e.field && (answer == CLHEAP_SUCCESS || status == CLHEAP_ERROR_DEVICE_BAD_FREE))     \
+        answer = status;
+    CLHEAP_DEVICE_ERROR_LIST(CLHEAP_ERROR_STATUS)
+#undef CLHEAP_ERROR_STATUS
+    return answer;
 }
 
 /* host/heap_layout.h, clheap_growth, says what a growth does; this enqueues it. On any
@@ -767,29 +771,46 @@ clheap_status clheap_heap_parallel_do(clheap_heap *heap, uint32_t class_index, c
     return clEnqueueNDRangeKernel(heap->queue, kernel, 1, NULL, &global, &local, 0, NULL, NULL);
 }
 
+/* snprintf at *used of buf (len bytes), counting what would not fit; returns 0 on an
+ * encoding error. */
+static int append(char *buf, size_t len, size_t *used, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    int n = vsnprintf(buf && *used < len ? buf + *used : NULL, buf && *used < len ? len - *used : 0, format, args);
+    va_end(args);
+    if (n < 0)
+        return 0;
+    *used += (size_t)n;
+    return 1;
+}
+
 clheap_status clheap_heap_stats_json(const clheap_heap_stats *s, char *buf, size_t len, size_t *needed)
 {
     if (!s)
         return CLHEAP_ERROR_INVALID_ARGUMENT;
     const char *name = clheap_allocator_name(s->allocator);
-    int n = snprintf(
-        buf, buf ? len : 0,
-        "{\"allocator\": \"%s\", \"heap_bytes\": %llu, \"pool_bytes\": %llu, \"used_bytes\": %llu, "
-        "\"used_chunks\": %llu, \"free_bytes\": %llu, \"free_chunks\": %llu, "
-        "\"requested_bytes\": %llu, \"largest_free_bytes\": %llu, "
-        "\"internal_fragmentation\": %.6f, \"external_fragmentation\": %.6f, "
-        "\"errors\": {\"out_of_memory\": %u, \"bad_size\": %u, \"free_outside\": %u, "
-        "\"free_unaligned\": %u, \"free_not_chunk\": %u, \"double_free\": %u, \"contended\": %u}}",
-        name ? name : "unknown", (unsigned long long)s->heap_bytes, (unsigned long long)s->pool_bytes,
-        (unsigned long long)s->used_bytes, (unsigned long long)s->used_chunks,
-        (unsigned long long)s->free_bytes, (unsigned long long)s->free_chunks,
-        (unsigned long long)s->requested_bytes, (unsigned long long)s->largest_free_bytes,
-        s->internal_fragmentation, s->external_fragmentation, s->errors.out_of_memory,
-        s->errors.bad_size, s->errors.free_outside, s->errors.free_unaligned,
-        s->errors.free_not_chunk, s->errors.double_free, s->errors.contended);
-    if (n < 0)
+    size_t used = 0;
+    int ok = append(buf, len, &used,
+                    "{\"allocator\": \"%s\", \"heap_bytes\": %llu, \"pool_bytes\": %llu, \"used_bytes\": %llu, "
+                    "\"used_chunks\": %llu, \"free_bytes\": %llu, \"free_chunks\": %llu, "
+                    "\"requested_bytes\": %llu, \"largest_free_bytes\": %llu, "
+                    "\"internal_fragmentation\": %.6f, \"external_fragmentation\": %.6f, \"errors\": {",
+                    name ? name : "unknown", (unsigned long long)s->heap_bytes, (unsigned long long)s->pool_bytes,
+                    (unsigned long long)s->used_bytes, (unsigned long long)s->used_chunks,
+                    (unsigned long long)s->free_bytes, (unsigned long long)s->free_chunks,
+                    (unsigned long long)s->requested_bytes, (unsigned long long)s->largest_free_bytes,
+                    s->internal_fragmentation, s->external_fragmentation);
+    const char *separator = "";
+#define CLHEAP_ERROR_JSON(field, word, status)                                                    \
+    ok = ok && append(buf, len, &used, "%s\"" #field "\": %u", separator, s->errors.field); \
+    separator = ", ";
+    CLHEAP_DEVICE_ERROR_LIST(CLHEAP_ERROR_JSON)
+#undef CLHEAP_ERROR_JSON
+    ok = ok && append(buf, len, &used, "}}");
+    if (!ok)
         return CLHEAP_ERROR_INVALID_ARGUMENT;
     if (needed)
-        *needed = (size_t)n + 1;
-    return (size_t)n < len ? CLHEAP_SUCCESS : CLHEAP_ERROR_BUFFER_TOO_SMALL;
+        *needed = used + 1;
+    return used < len ? CLHEAP_SUCCESS : CLHEAP_ERROR_BUFFER_TOO_SMALL;
 }

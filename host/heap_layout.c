@@ -5,26 +5,15 @@
 
 #include "../cl/clheap_layout.h"
 
-_Static_assert(CLHEAP_ATOMIC_MALLOC == CLHEAP_KIND_ATOMIC, "host and device kinds agree");
-_Static_assert(CLHEAP_ATOMIC_WRAP_MALLOC == CLHEAP_KIND_ATOMIC_WRAP, "host and device kinds agree");
-_Static_assert(CLHEAP_CMALLOC == CLHEAP_KIND_CMALLOC, "host and device kinds agree");
-_Static_assert(CLHEAP_CFMALLOC == CLHEAP_KIND_CFMALLOC, "host and device kinds agree");
-_Static_assert(CLHEAP_CMMALLOC == CLHEAP_KIND_CMMALLOC, "host and device kinds agree");
-_Static_assert(CLHEAP_CFMMALLOC == CLHEAP_KIND_CFMMALLOC, "host and device kinds agree");
-_Static_assert(CLHEAP_BITMAP_ALLOC == CLHEAP_KIND_BITMAP, "host and device kinds agree");
-_Static_assert(CLHEAP_BLOCK_ALLOC == CLHEAP_KIND_BLOCKS, "host and device kinds agree");
-_Static_assert(CLHEAP_TIER_ALLOC == CLHEAP_KIND_TIER, "host and device kinds agree");
-_Static_assert(CLHEAP_FREE_HEAP == CLHEAP_KIND_FREEHEAP, "host and device kinds agree");
 _Static_assert(CLHEAP_UNIT_BYTES == CLHEAP_UNIT, "host and device units agree");
 _Static_assert((int)CLHEAP_PRESPLIT_BINARY_HEAP == CLHEAP_PRESPLIT_BINARY, "presplit ids agree");
 _Static_assert((int)CLHEAP_PRESPLIT_UNIFORM == CLHEAP_PRESPLIT_UNIFORM, "presplit ids agree");
 
 enum { MAX_LEVELS = 24, MAX_OFFSETS = 4096 };
 
-static const char *const allocator_names[] = {
-    NULL,       "AtomicMalloc", "AtomicWrapMalloc", "CMalloc",   "CFMalloc",
-    "CMMalloc", "CFMMalloc",    "BitmapAlloc",      "BlockAlloc", "TierAlloc", "FreeHeap",
-};
+#define CLHEAP_ALLOCATOR_NAME(allocator, name) [allocator] = name,
+static const char *const allocator_names[] = {CLHEAP_ALLOCATOR_LIST(CLHEAP_ALLOCATOR_NAME)};
+#undef CLHEAP_ALLOCATOR_NAME
 
 const char *clheap_allocator_name(clheap_allocator allocator)
 {

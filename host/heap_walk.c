@@ -26,13 +26,9 @@
 
 void clheap_heap_errors_from_header(const uint32_t *w, clheap_heap_errors *e)
 {
-    e->out_of_memory = w[CLHEAP_HDR_ERR_OUT_OF_MEMORY];
-    e->bad_size = w[CLHEAP_HDR_ERR_BAD_SIZE];
-    e->free_outside = w[CLHEAP_HDR_ERR_FREE_OUTSIDE];
-    e->free_unaligned = w[CLHEAP_HDR_ERR_FREE_UNALIGNED];
-    e->free_not_chunk = w[CLHEAP_HDR_ERR_FREE_NOT_CHUNK];
-    e->double_free = w[CLHEAP_HDR_ERR_DOUBLE_FREE];
-    e->contended = w[CLHEAP_HDR_ERR_CONTENDED];
+#define CLHEAP_ERROR_FROM_WORD(field, word, status) e->field = w[word];
+    CLHEAP_DEVICE_ERROR_LIST(CLHEAP_ERROR_FROM_WORD)
+#undef CLHEAP_ERROR_FROM_WORD
 }
 
 /* Reads a chunk header: returns 0 if it is not a valid header for unit u. */

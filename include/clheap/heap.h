@@ -22,32 +22,13 @@
 
 #include "clheap/device.h"
 #include "clheap/status.h"
+#include "clheap/vocabulary.h" /* clheap_allocator, clheap_heap_errors */
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 #define CLHEAP_UNIT_BYTES 16
-
-/* The same numbers as CLHEAP_KIND_* in cl/clheap_layout.h (checked at build time). */
-typedef enum clheap_allocator {
-    CLHEAP_ATOMIC_MALLOC = 1,      /* bump pointer; cannot free (Vinkler & Havran Alg. 1) */
-    CLHEAP_ATOMIC_WRAP_MALLOC = 2, /* wrapping bump; may overwrite live data (Alg. 2) */
-    CLHEAP_CMALLOC = 3,            /* circular list, flag + next words (Alg. 3) */
-    CLHEAP_CFMALLOC = 4,           /* ... flag fused into the next word */
-    CLHEAP_CMMALLOC = 5,           /* ... one roving offset per compute unit */
-    CLHEAP_CFMMALLOC = 6,          /* ... fused and multi */
-    CLHEAP_BITMAP_ALLOC = 7,       /* one slot size, a hierarchical bitmap of free slots */
-    CLHEAP_BLOCK_ALLOC = 8,        /* DynaSOAr blocks of <= 64 slots, one size class each */
-    CLHEAP_TIER_ALLOC = 9,         /* the default: blocks for small sizes, page runs up to the
-                                      whole pool for large ones (cl/clheap_tier.h) */
-    CLHEAP_FREE_HEAP = 10,         /* paper 003: boundary tags, a max-heap of free blocks, best
-                                      fit, strided requests; serial (cl/clheap_freeheap.h) */
-    CLHEAP_ALLOCATOR_LAST = CLHEAP_FREE_HEAP
-} clheap_allocator;
-
-/* What clheap_heap_config_default() chooses: the allocator to take when in doubt. */
-#define CLHEAP_DEFAULT_ALLOCATOR CLHEAP_TIER_ALLOC
 
 /* Name such as "CMalloc"; NULL for a value that names no allocator. */
 const char *clheap_allocator_name(clheap_allocator allocator);
@@ -91,17 +72,6 @@ typedef struct clheap_heap_config {
 clheap_heap_config clheap_heap_config_default(void);
 
 typedef struct clheap_heap clheap_heap;
-
-/* Counters device code keeps in the heap header. */
-typedef struct clheap_heap_errors {
-    uint32_t out_of_memory;  /* malloc returned NULL: nothing fitted */
-    uint32_t bad_size;       /* malloc of 0 bytes or more than the pool */
-    uint32_t free_outside;   /* free of a pointer outside the heap's pool */
-    uint32_t free_unaligned; /* free of a pointer off a 16-byte boundary */
-    uint32_t free_not_chunk; /* free of a pointer that starts no allocation */
-    uint32_t double_free;    /* free of an allocation already free */
-    uint32_t contended;      /* malloc gave up after its bounded retries */
-} clheap_heap_errors;
 
 typedef struct clheap_heap_stats {
     clheap_allocator allocator;
@@ -171,9 +141,10 @@ clheap_status clheap_heap_build_program(clheap_heap *heap, size_t count, const c
 /* clSetKernelArg(kernel, index, the heap buffer). */
 clheap_status clheap_heap_set_kernel_arg(const clheap_heap *heap, cl_kernel kernel, cl_uint index);
 
-/* Reads the header's counters (blocking). Returns CLHEAP_ERROR_DEVICE_BAD_FREE if any
- * free was refused, else CLHEAP_ERROR_DEVICE_OUT_OF_MEMORY if malloc returned NULL for
- * want of memory or after its bounded retries, else CLHEAP_SUCCESS. errors may be NULL. */
+/* Reads the header's counters (blocking). Each non-zero counter has a status
+ * (CLHEAP_DEVICE_ERROR_LIST in clheap/vocabulary.h): CLHEAP_ERROR_DEVICE_BAD_FREE if any
+ * free was refused (it takes precedence), else CLHEAP_ERROR_DEVICE_OUT_OF_MEMORY if
+ * malloc returned NULL, else CLHEAP_SUCCESS. errors may be NULL. */
 clheap_status clheap_heap_read_errors(clheap_heap *heap, clheap_heap_errors *errors);
 
 /* Makes the heap new_size_bytes large: a larger buffer, the contents copied on the device
