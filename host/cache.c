@@ -737,21 +737,25 @@ clheap_status clheap_cache_stats_json(clheap_cache *c, char *buf, size_t len, si
     clheap_status status = clheap_cache_get_stats(c, &s);
     if (status != CLHEAP_SUCCESS)
         return status;
-#define CLHEAP_CACHE_STAT_FIELDS(X)                                                               \
-    X(live_bytes) X(live_blocks) X(cached_bytes) X(cached_blocks) X(peak_live_bytes) X(hits)      \
-    X(hits_same_tag) X(misses) X(driver_allocs) X(driver_releases) X(evictions) X(oom_recoveries) \
-    X(oom_failures) X(last_oom_request) X(last_oom_live_bytes) X(last_oom_cached_bytes)
-#define CLHEAP_JSON_FORMAT(name) "\"" #name "\": %llu, "
-#define CLHEAP_JSON_VALUE(name) , (unsigned long long)s.name
-    int n = snprintf(buf, buf ? len : 0,
-                     "{" CLHEAP_CACHE_STAT_FIELDS(CLHEAP_JSON_FORMAT) "\"version\": 1}"
-                     CLHEAP_CACHE_STAT_FIELDS(CLHEAP_JSON_VALUE));
-#undef CLHEAP_JSON_FORMAT
-#undef CLHEAP_JSON_VALUE
-#undef CLHEAP_CACHE_STAT_FIELDS
-    if (n < 0)
-        return CLHEAP_ERROR_INVALID_ARGUMENT;
-    if (needed)
-        *needed = (size_t)n + 1;
-    return (size_t)n < len ? CLHEAP_SUCCESS : CLHEAP_ERROR_BUFFER_TOO_SMALL;
+    /* The shape the heap's stats share: used = live, free = cached (held for reuse). */
+    clheap_json j;
+    clheap_json_open(&j, buf, len, "cache", s.live_bytes, s.cached_bytes);
+#define CLHEAP_CACHE_STAT_JSON(name) clheap_json_u64(&j, #name, s.name);
+    CLHEAP_CACHE_STAT_JSON(live_blocks)
+    CLHEAP_CACHE_STAT_JSON(cached_blocks)
+    CLHEAP_CACHE_STAT_JSON(peak_live_bytes)
+    CLHEAP_CACHE_STAT_JSON(hits)
+    CLHEAP_CACHE_STAT_JSON(hits_same_tag)
+    CLHEAP_CACHE_STAT_JSON(misses)
+    CLHEAP_CACHE_STAT_JSON(driver_allocs)
+    CLHEAP_CACHE_STAT_JSON(driver_releases)
+    CLHEAP_CACHE_STAT_JSON(evictions)
+    CLHEAP_CACHE_STAT_JSON(oom_recoveries)
+    CLHEAP_CACHE_STAT_JSON(last_oom_request)
+    CLHEAP_CACHE_STAT_JSON(last_oom_live_bytes)
+    CLHEAP_CACHE_STAT_JSON(last_oom_cached_bytes)
+#undef CLHEAP_CACHE_STAT_JSON
+    clheap_json_errors(&j);
+    clheap_json_u64(&j, "out_of_memory", s.oom_failures); /* as the heap's: refused for want of memory */
+    return clheap_json_close(&j, needed);
 }

@@ -2,7 +2,6 @@
  * initialisation on the device, reads heaps back to check them. */
 #include "clheap/heap.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +9,7 @@
 #include "heap_layout.h"
 #include "heap_walk.h"
 #include "registry.h"
+#include "report.h"
 #include "../cl/clheap_layout.h"
 
 extern const char clheap_embedded_device_source[];
@@ -771,46 +771,25 @@ clheap_status clheap_heap_parallel_do(clheap_heap *heap, uint32_t class_index, c
     return clEnqueueNDRangeKernel(heap->queue, kernel, 1, NULL, &global, &local, 0, NULL, NULL);
 }
 
-/* snprintf at *used of buf (len bytes), counting what would not fit; returns 0 on an
- * encoding error. */
-static int append(char *buf, size_t len, size_t *used, const char *format, ...)
-{
-    va_list args;
-    va_start(args, format);
-    int n = vsnprintf(buf && *used < len ? buf + *used : NULL, buf && *used < len ? len - *used : 0, format, args);
-    va_end(args);
-    if (n < 0)
-        return 0;
-    *used += (size_t)n;
-    return 1;
-}
-
 clheap_status clheap_heap_stats_json(const clheap_heap_stats *s, char *buf, size_t len, size_t *needed)
 {
     if (!s)
         return CLHEAP_ERROR_INVALID_ARGUMENT;
     const char *name = clheap_allocator_name(s->allocator);
-    size_t used = 0;
-    int ok = append(buf, len, &used,
-                    "{\"allocator\": \"%s\", \"heap_bytes\": %llu, \"pool_bytes\": %llu, \"used_bytes\": %llu, "
-                    "\"used_chunks\": %llu, \"free_bytes\": %llu, \"free_chunks\": %llu, "
-                    "\"requested_bytes\": %llu, \"largest_free_bytes\": %llu, "
-                    "\"internal_fragmentation\": %.6f, \"external_fragmentation\": %.6f, \"errors\": {",
-                    name ? name : "unknown", (unsigned long long)s->heap_bytes, (unsigned long long)s->pool_bytes,
-                    (unsigned long long)s->used_bytes, (unsigned long long)s->used_chunks,
-                    (unsigned long long)s->free_bytes, (unsigned long long)s->free_chunks,
-                    (unsigned long long)s->requested_bytes, (unsigned long long)s->largest_free_bytes,
-                    s->internal_fragmentation, s->external_fragmentation);
-    const char *separator = "";
-#define CLHEAP_ERROR_JSON(field, word, status)                                                    \
-    ok = ok && append(buf, len, &used, "%s\"" #field "\": %u", separator, s->errors.field); \
-    separator = ", ";
+    clheap_json j;
+    clheap_json_open(&j, buf, len, "heap", s->used_bytes, s->free_bytes);
+    clheap_json_str(&j, "allocator", name ? name : "unknown");
+    clheap_json_u64(&j, "heap_bytes", s->heap_bytes);
+    clheap_json_u64(&j, "pool_bytes", s->pool_bytes);
+    clheap_json_u64(&j, "used_chunks", s->used_chunks);
+    clheap_json_u64(&j, "free_chunks", s->free_chunks);
+    clheap_json_u64(&j, "requested_bytes", s->requested_bytes);
+    clheap_json_u64(&j, "largest_free_bytes", s->largest_free_bytes);
+    clheap_json_f64(&j, "internal_fragmentation", s->internal_fragmentation);
+    clheap_json_f64(&j, "external_fragmentation", s->external_fragmentation);
+    clheap_json_errors(&j);
+#define CLHEAP_ERROR_JSON(field, word, status) clheap_json_u64(&j, #field, s->errors.field);
     CLHEAP_DEVICE_ERROR_LIST(CLHEAP_ERROR_JSON)
 #undef CLHEAP_ERROR_JSON
-    ok = ok && append(buf, len, &used, "}}");
-    if (!ok)
-        return CLHEAP_ERROR_INVALID_ARGUMENT;
-    if (needed)
-        *needed = used + 1;
-    return used < len ? CLHEAP_SUCCESS : CLHEAP_ERROR_BUFFER_TOO_SMALL;
+    return clheap_json_close(&j, needed);
 }

@@ -466,6 +466,12 @@ static void stats_json_is_complete(void **state)
     assert_int_equal(clheap_heap_stats_json(&s, json, sizeof json, &needed), CLHEAP_SUCCESS);
     assert_int_equal(strlen(json) + 1, needed);
     assert_non_null(strstr(json, clheap_allocator_name(t->allocator)));
+    char head[128]; /* the shape the cache's stats share */
+    snprintf(head, sizeof head, "{\"kind\": \"heap\", \"version\": 2, \"used_bytes\": %llu, \"free_bytes\": %llu",
+             (unsigned long long)s.used_bytes, (unsigned long long)s.free_bytes);
+    assert_ptr_equal(strstr(json, head), json);
+    assert_non_null(strstr(json, "\"errors\": {\"out_of_memory\": "));
+    assert_non_null(strstr(json, "\"contended\": 0}}"));
     const char *path = getenv("CLHEAP_HEAP_JSON_OUT");
     if (path) {
         FILE *f = fopen(path, "w");

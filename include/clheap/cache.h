@@ -119,7 +119,10 @@ clheap_status clheap_cache_get_stats(clheap_cache *cache, clheap_cache_stats *st
  * what_len bytes) on the first violation. */
 clheap_status clheap_cache_check(clheap_cache *cache, char *what, size_t what_len);
 
-/* The stats as one JSON object. Writes at most len bytes (terminated); if len is too
+/* The stats as one JSON object, in the shape of clheap_heap_stats_json's: {"kind":
+ * "cache", "version": 2, "used_bytes": live, "free_bytes": cached, the other counters,
+ * "errors": {"out_of_memory": allocations refused for want of memory or by the limit}}.
+ * Writes at most len bytes (terminated); if len is too
  * small returns CLHEAP_ERROR_BUFFER_TOO_SMALL. *needed (may be NULL) gets the length
  * needed including the terminator. */
 clheap_status clheap_cache_stats_json(clheap_cache *cache, char *buf, size_t len,

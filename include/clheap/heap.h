@@ -232,7 +232,9 @@ clheap_status clheap_heap_enqueue_free(clheap_heap *heap, cl_command_queue queue
                                        size_t first_index, cl_uint num_events, const cl_event *wait_list,
                                        cl_event *event);
 
-/* The stats as one JSON object (see clheap_cache_stats_json for the buffer rules). */
+/* The stats as one JSON object in the shape of clheap_cache_stats_json's (buffer rules
+ * there): {"kind": "heap", "version": 2, "used_bytes", "free_bytes", the allocator and
+ * the other stats, "errors": {the device's counters (clheap/vocabulary.h)}}. */
 clheap_status clheap_heap_stats_json(const clheap_heap_stats *stats, char *buf, size_t len,
                                      size_t *needed);
 
