@@ -18,4 +18,16 @@
         }                                                                                  \
     } while (0)
 
+/* Builds source with the heap's allocator; on failure prints the build log and exits. */
+static inline cl_program build_or_exit(clheap_heap *heap, const char *source)
+{
+    static char log[16384];
+    cl_program program = NULL;
+    clheap_status built = clheap_heap_build_program(heap, 1, &source, "", &program, log, sizeof log);
+    if (built != CLHEAP_SUCCESS)
+        fprintf(stderr, "%s\n", log);
+    CHECK(built);
+    return program;
+}
+
 #endif

@@ -66,12 +66,7 @@ static int heap_paths(cl_context context, cl_device_id device, cl_command_queue 
     config.size_bytes = 64u << 20;
     clheap_heap *heap = NULL;
     CHECK(clheap_heap_create(context, device, queue, &config, &heap));
-    static char log[16384];
-    cl_program program = NULL;
-    clheap_status built = clheap_heap_build_program(heap, 1, &heap_source, "", &program, log, sizeof log);
-    if (built != CLHEAP_SUCCESS)
-        fprintf(stderr, "%s\n", log);
-    CHECK(built);
+    cl_program program = build_or_exit(heap, heap_source);
     cl_int err;
     cl_kernel fill = clCreateKernel(program, "fill", &err);
     CHECK(err);

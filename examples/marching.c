@@ -182,12 +182,7 @@ int main(int argc, char **argv)
     config.grow.max_bytes = 1u << 30;
     clheap_heap *heap = NULL;
     CHECK(clheap_heap_create(context, device, queue, &config, &heap));
-    static char log[16384];
-    cl_program program = NULL;
-    clheap_status built = clheap_heap_build_program(heap, 1, &kernel_source, "", &program, log, sizeof log);
-    if (built != CLHEAP_SUCCESS)
-        fprintf(stderr, "%s\n", log);
-    CHECK(built);
+    cl_program program = build_or_exit(heap, kernel_source);
     cl_kernel emit = clCreateKernel(program, "emit", &err);
     CHECK(err);
     cl_kernel measure = clCreateKernel(program, "measure", &err);
