@@ -26,7 +26,7 @@ struct clheap_heap {
     cl_kernel close_runs;     /* TierAlloc: run hints closed before parallel_do */
     cl_kernel enqueue_malloc; /* host-enqueued allocations: made on first use */
     cl_kernel enqueue_free;
-    cl_kernel grow;           /* FreeHeap: clheap_grow, made on first use */
+    cl_kernel grow;           /* clheap_grow, made on first use */
     cl_mem block_list;        /* BlockAlloc: that list */
     cl_mem block_count;       /* BlockAlloc: its length */
     clheap_heap_config config;
@@ -451,8 +451,6 @@ clheap_status clheap_heap_grow(clheap_heap *heap, uint64_t new_size_bytes)
     clheap_status status = live(heap);
     if (status != CLHEAP_SUCCESS)
         return status;
-    if (new_size_bytes <= heap->config.size_bytes)
-        return CLHEAP_ERROR_GROW_NOT_LARGER;
     clheap_growth g;
     status = clheap_layout_plan_growth(&heap->config, &heap->layout, new_size_bytes / CLHEAP_UNIT_BYTES, &g);
     if (status != CLHEAP_SUCCESS)

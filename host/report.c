@@ -37,8 +37,6 @@ void clheap_json_open(clheap_json *j, char *buf, size_t len, const char *kind, u
     j->used = 0;
     j->ok = 1;
     j->first = 0;
-    if (j->buf && j->len)
-        j->buf[0] = '\0';
     json_append(j, "{\"kind\": \"%s\", \"version\": 2, \"used_bytes\": %llu, \"free_bytes\": %llu", kind,
                 (unsigned long long)used_bytes, (unsigned long long)free_bytes);
 }

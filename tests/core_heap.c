@@ -29,8 +29,6 @@ clheap_status core_heap_create(const clheap_heap_config *config, uint32_t comput
     /* Garbage, not zeros: initialisation must not rely on a cleared buffer. */
     memset(heap->words, 0xA5, bytes);
     memcpy(heap->words, layout.header, layout.header_words * sizeof(uint32_t));
-    heap->unit_count = layout.total_units;
-    heap->allocator = config->allocator;
     heap->config = *config;
     heap->layout = layout;
     if (clheap_allocator_is_circular(config->allocator))
@@ -60,20 +58,19 @@ clheap_status core_heap_grow(core_heap *heap, uint64_t new_bytes)
     memset(words, 0xA5, (size_t)g.layout.total_units * CLHEAP_UNIT);
     core_heap_trim(heap);
     memcpy(words, heap->words, (size_t)g.copy_units * CLHEAP_UNIT);
-    if (clheap_allocator_is_bitmap(heap->allocator))
+    if (clheap_allocator_is_bitmap(heap->config.allocator))
         for (int r = 0; r < CLHEAP_GROWTH_RANGES; r++)
             memcpy(words + clheap_growth_ranges[r][0], g.layout.header + clheap_growth_ranges[r][0],
                    (clheap_growth_ranges[r][1] - clheap_growth_ranges[r][0]) * sizeof *words);
     for (uint32_t i = 0; i < g.items; i++) /* clheap_grow's work-items */
-        if (clheap_allocator_is_bitmap(heap->allocator))
+        if (clheap_allocator_is_bitmap(heap->config.allocator))
             clheap_bitmap_kinds_grow_item(words, heap->words, i);
-        else if (heap->allocator == CLHEAP_FREE_HEAP)
+        else if (heap->config.allocator == CLHEAP_FREE_HEAP)
             clheap_freeheap_grow(words, heap->words, g.args[0], g.args[1], g.args[2]);
         else
-            clheap_circular_grow(words, clheap_allocator_is_fused(heap->allocator), g.args[0], g.args[1]);
+            clheap_circular_grow(words, clheap_allocator_is_fused(heap->config.allocator), g.args[0], g.args[1]);
     free(heap->words);
     heap->words = words;
-    heap->unit_count = g.layout.total_units;
     heap->config.size_bytes = g.layout.total_units * CLHEAP_UNIT;
     clheap_layout_free(&heap->layout);
     heap->layout = g.layout;
@@ -82,7 +79,7 @@ clheap_status core_heap_grow(core_heap *heap, uint64_t new_bytes)
 
 uint32_t core_heap_malloc_many(core_heap *heap, size_t bytes, uint32_t n, uint32_t *units, uint32_t group)
 {
-    if (heap->allocator != CLHEAP_TIER_ALLOC || n == 0 || n > 32) {
+    if (heap->config.allocator != CLHEAP_TIER_ALLOC || n == 0 || n > 32) {
         for (uint32_t i = 0; i < n; i++)
             units[i] = core_heap_malloc(heap, bytes, group);
         return n;
@@ -133,7 +130,7 @@ void core_heap_destroy(core_heap *heap)
 uint32_t core_heap_malloc(core_heap *heap, size_t bytes, uint32_t group)
 {
     clheap_host_group_index = group;
-    switch (heap->allocator) {
+    switch (heap->config.allocator) {
     case CLHEAP_ATOMIC_MALLOC:
         return clheap_atomic_malloc_unit(heap->words, bytes);
     case CLHEAP_ATOMIC_WRAP_MALLOC:
@@ -148,8 +145,8 @@ uint32_t core_heap_malloc(core_heap *heap, size_t bytes, uint32_t group)
         return clheap_freeheap_malloc_unit(heap->words, bytes);
     default:
         return clheap_circular_malloc_unit(heap->words, bytes,
-                                           clheap_allocator_is_fused(heap->allocator),
-                                           clheap_allocator_is_multi(heap->allocator));
+                                           clheap_allocator_is_fused(heap->config.allocator),
+                                           clheap_allocator_is_multi(heap->config.allocator));
     }
 }
 
@@ -162,16 +159,16 @@ void core_heap_free_unit(core_heap *heap, uint32_t unit, uint32_t group)
 {
     clheap_host_group_index = group;
     void *ptr = core_heap_pointer(heap, unit);
-    if (clheap_allocator_is_circular(heap->allocator))
-        clheap_circular_free(heap->words, ptr, clheap_allocator_is_fused(heap->allocator),
-                             clheap_allocator_is_multi(heap->allocator));
-    else if (heap->allocator == CLHEAP_BITMAP_ALLOC)
+    if (clheap_allocator_is_circular(heap->config.allocator))
+        clheap_circular_free(heap->words, ptr, clheap_allocator_is_fused(heap->config.allocator),
+                             clheap_allocator_is_multi(heap->config.allocator));
+    else if (heap->config.allocator == CLHEAP_BITMAP_ALLOC)
         clheap_bitmap_free(heap->words, ptr);
-    else if (heap->allocator == CLHEAP_BLOCK_ALLOC)
+    else if (heap->config.allocator == CLHEAP_BLOCK_ALLOC)
         clheap_blocks_free(heap->words, ptr);
-    else if (heap->allocator == CLHEAP_TIER_ALLOC)
+    else if (heap->config.allocator == CLHEAP_TIER_ALLOC)
         clheap_tier_free(heap->words, ptr);
-    else if (heap->allocator == CLHEAP_FREE_HEAP)
+    else if (heap->config.allocator == CLHEAP_FREE_HEAP)
         clheap_freeheap_free(heap->words, ptr);
     else
         clheap_bump_free(heap->words, ptr);
@@ -179,11 +176,11 @@ void core_heap_free_unit(core_heap *heap, uint32_t unit, uint32_t group)
 
 void core_heap_trim(core_heap *heap)
 {
-    if (heap->allocator == CLHEAP_TIER_ALLOC)
+    if (heap->config.allocator == CLHEAP_TIER_ALLOC)
         clheap_tier_close_runs(heap->words, CLHEAP_MAX_CLASSES);
 }
 
 clheap_status core_heap_walk(core_heap *heap, clheap_heap_stats *stats, char *what, size_t len)
 {
-    return clheap_heap_walk(heap->words, heap->unit_count, stats, what, len);
+    return clheap_heap_walk(heap->words, heap->layout.total_units, stats, what, len);
 }

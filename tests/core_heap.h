@@ -11,9 +11,7 @@
 #include "heap_layout.h"
 
 typedef struct core_heap {
-    uint32_t *words;
-    uint64_t unit_count;
-    clheap_allocator allocator;
+    uint32_t *words;           /* layout.total_units units */
     clheap_heap_config config; /* growth plans from these two, as clheap_heap_grow does */
     clheap_layout layout;
 } core_heap;

@@ -41,7 +41,7 @@ static void check_stamp(core_heap *h, const live *l)
 static uint64_t largest_request(core_heap *heap)
 {
     const uint32_t *w = heap->words;
-    switch (heap->allocator) {
+    switch (heap->config.allocator) {
     case CLHEAP_BITMAP_ALLOC:
         return (uint64_t)w[CLHEAP_HDR_SLOT_UNITS] * 16u;
     case CLHEAP_BLOCK_ALLOC:
@@ -117,7 +117,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             model[k] = model[--n];
         } else if (op % 4 == 3) { /* bad frees */
             if (b % 3 == 0) {
-                core_heap_free_unit(&heap, (uint32_t)(heap.unit_count + 5), group);
+                core_heap_free_unit(&heap, (uint32_t)(heap.layout.total_units + 5), group);
                 expect_outside++;
             } else if (b % 3 == 1 && frees_detected && freed_unit) {
                 /* A freed chunk's header stays until a neighbour swallows it; a double
@@ -135,8 +135,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                     die("a double free was not counted", NULL);
                 expect_double = s.errors.double_free;
                 expect_not_chunk = s.errors.free_not_chunk;
-            } else if (b % 3 == 2 && heap.unit_count * 16u < (4u << 20)) { /* growth: every live byte kept */
-                clheap_status st = core_heap_grow(&heap, heap.unit_count * 16u + (256u << 10) * (1u + a % 4u));
+            } else if (b % 3 == 2 && heap.layout.total_units * 16u < (4u << 20)) { /* growth: every live byte kept */
+                clheap_status st = core_heap_grow(&heap, heap.layout.total_units * 16u + (256u << 10) * (1u + a % 4u));
                 if (st != (clheap_allocator_is_bump(config.allocator) ? CLHEAP_ERROR_UNSUPPORTED : CLHEAP_SUCCESS))
                     die("growth failed", clheap_status_string(st));
                 for (size_t k = 0; k < n && !wraps; k++)

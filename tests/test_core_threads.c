@@ -62,8 +62,8 @@ static void *work(void *arg)
             unit[s] = 0;
             continue;
         }
-        size_t bytes = w->heap->allocator == CLHEAP_BITMAP_ALLOC ? 4 + (r >> 5) % 13
-                       : w->heap->allocator == CLHEAP_TIER_ALLOC && r % 8 == 0 ? 16384 + (r >> 5) % 40000 /* page tier */
+        size_t bytes = w->heap->config.allocator == CLHEAP_BITMAP_ALLOC ? 4 + (r >> 5) % 13
+                       : w->heap->config.allocator == CLHEAP_TIER_ALLOC && r % 8 == 0 ? 16384 + (r >> 5) % 40000 /* page tier */
                                                                             : 4 + (r >> 5) % 4093;
         /* Now and then a batch into the free slots from s on, as a warp asks (TierAlloc). */
         uint32_t batch[32], n = 1;
