@@ -226,7 +226,10 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_warp(__global clheap_u32 *h, 
             clheap_ptx_syncwarp(smalls);
         }
         if (lane == leader)
-            clheap_tier_take_finish(h, c, clheap_rotation_seed(), &g, &o);
+            clheap_tier_take_finish(h, c, clheap_rotation_seed(), &g, &o, CLHEAP_TIER_INSTALL);
+        clheap_ptx_syncwarp(smalls); /* every run installed before any leader falls back */
+        if (lane == leader)
+            clheap_tier_take_finish(h, c, clheap_rotation_seed(), &g, &o, CLHEAP_TIER_FALL_BACK);
         clheap_ptx_syncwarp(peers); /* the leader's branch */
         g.run = clheap_ptx_shfl(peers, g.run, leader);
         g.first = clheap_ptx_shfl(peers, g.first, leader);

@@ -179,7 +179,8 @@ static CLHEAP_INLINE clheap_u64 clheap_pages_beyond(clheap_u32 b, int high)
 /* Takes m (1..64) consecutive set bits, aligned to p, of one level-0 container of desc,
  * looking at up to `look` non-empty containers from the low end (high = 0) or the high
  * end (high = 1), in address order from there, starting at one of the `width` nearest
- * the end chosen by seed (1: the nearest). In a container the fit is chosen by seed
+ * the end chosen by seed (1: the nearest), or at container `from` unless it is FAIL
+ * (then width must be 1). In a container the fit is chosen by seed
  * (spread = 1) or nearest the end. Aligned fits first, then any fit. Returns the first
  * bit's position, or FAIL with *stop the last container it looked at.
  * Why width: a launch's openers all take whole segments at once (65536 block openings
@@ -187,17 +188,19 @@ static CLHEAP_INLINE clheap_u64 clheap_pages_beyond(clheap_u32 b, int high)
  * 5.9 ms, 2.4x the buddy tier's time, which spread its splits over whole segments). */
 static CLHEAP_INLINE clheap_u32 clheap_pages_take_fit(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc, clheap_u32 m,
                                                       int high, int spread, clheap_u32 seed, clheap_u32 look,
-                                                      clheap_u32 width, clheap_u32 *stop)
+                                                      clheap_u32 width, clheap_u32 *stop, clheap_u32 from)
 {
     *stop = 0u;
     clheap_u32 p = clheap_pages_align_for(m), levels = h[desc + CLHEAP_BM_LEVELS];
     clheap_u32 containers = (h[desc + CLHEAP_BM_BITS] + 63u) / 64u;
-    clheap_u64 v;
-    clheap_u32 c = CLHEAP_BM_STALE;
+    clheap_u64 v = 0;
+    clheap_u32 c = from != CLHEAP_BM_FAIL ? from : CLHEAP_BM_STALE;
     for (clheap_u32 attempt = 0; attempt < CLHEAP_BM_FIND_TRIES && c == CLHEAP_BM_STALE; attempt++)
         c = clheap_bm_descend(h, desc, high ? CLHEAP_BM_HIGHEST : 0u, &v);
     if (c >= containers)
         return CLHEAP_BM_FAIL;
+    if (from != CLHEAP_BM_FAIL && levels <= 1u)
+        v = clheap_load64(clheap_bm_container(h, desc, 0u, c));
     clheap_u32 r = clheap_hash32(seed) >> 26;
     /* The next containers come from the level-1 words' bits (the containers not empty). */
     clheap_u32 word = c >> 6;
@@ -284,7 +287,7 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_frames(CLHEAP_GLOBAL clheap_u3
                              ? clheap_bm_try_find_and_clear(h, wdesc, s)
                              : clheap_pages_take_fit(h, segment ? wdesc : (clheap_u32)CLHEAP_BM_FREE, segment ? 1u : m, 0,
                                                      spread, s, last ? CLHEAP_PAGES_SWEEP : CLHEAP_PAGES_NEAR, width,
-                                                     &stop);
+                                                     &stop, CLHEAP_BM_FAIL);
         if (breaks) {
             if (pos != CLHEAP_BM_FAIL)
                 clheap_pages_free_frames(h, pos, ~clheap_ones64(m)); /* the frames we keep are the first m */
@@ -423,22 +426,30 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_segments(CLHEAP_GLOBAL clheap_
 }
 
 /* Takes `frames` contiguous frames; returns the first, or FAIL. Placement: from the low
- * end if small (blocks and the small tier's runs, whatever their size), else by size. */
-static CLHEAP_INLINE clheap_u32 clheap_pages_take(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frames, clheap_u32 seed,
-                                                  int small)
+ * end if small (blocks and the small tier's runs, whatever their size), else by size;
+ * a small take of whole segments that names a frame `near` (not FAIL) in the pool's low
+ * half first looks, first fit, at `looks` containers of segments from the one holding
+ * it. Why the low half: a hint's runs follow each other (cl/clheap_tier.h), and runs
+ * that walked on to the high end would leave large requests there no whole piece. */
+static CLHEAP_INLINE clheap_u32 clheap_pages_take_near(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frames, clheap_u32 seed,
+                                                       int small, clheap_u32 near, clheap_u32 looks)
 {
     if (frames <= CLHEAP_PAGES_SEGMENT)
         return clheap_pages_take_frames(h, frames, seed);
     clheap_u32 count = (frames + CLHEAP_PAGES_SEGMENT - 1u) / CLHEAP_PAGES_SEGMENT;
-    clheap_u32 seg = CLHEAP_BM_FAIL;
+    clheap_u32 seg = CLHEAP_BM_FAIL, wdesc = clheap_pages_segments_desc(h);
     /* A container holds 64 / count such requests, so concurrent ones start over count
      * times as many containers and look through a whole level-1 word before the scan
      * of every segment (H100, 2^12 x 256 KiB: 0.86 ms with the width of one-segment
      * takes, most requests ending in that scan). */
     clheap_u32 width = clheap_pages_width(h), stop = 0u;
-    if (count <= 64u)
-        seg = clheap_pages_take_fit(h, clheap_pages_segments_desc(h), count, CLHEAP_PAGES_BY_ENDS && !small, width > 1u, seed,
-                                    64u, width == 1u ? 1u : width * count < 64u ? width * count : 64u, &stop);
+    clheap_u32 from = near != CLHEAP_BM_FAIL ? near / CLHEAP_PAGES_SEGMENT / 64u : CLHEAP_BM_FAIL;
+    if (count <= 64u && small && looks && from < (h[wdesc + CLHEAP_BM_BITS] + 63u) / 128u)
+        seg = clheap_pages_take_fit(h, wdesc, count, 0, 0, seed, looks, 1u, &stop, from);
+    if (count <= 64u && seg == CLHEAP_BM_FAIL)
+        seg = clheap_pages_take_fit(h, wdesc, count, CLHEAP_PAGES_BY_ENDS && !small, width > 1u, seed, 64u,
+                                    width == 1u ? 1u : width * count < 64u ? width * count : 64u, &stop,
+                                    CLHEAP_BM_FAIL);
     /* Longer than a container holds, or none near the end had room. A small-tier run goes
      * on from where the look stopped, first fit: the best fit scans every segment, one
      * dependent load per 64, and once the low end was fragmented that scan set the launch
@@ -453,6 +464,12 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take(CLHEAP_GLOBAL clheap_u32 *h, c
     if (used < CLHEAP_PAGES_SEGMENT)
         clheap_pages_free_frames(h, seg + count - 1u, ~clheap_ones64(used));
     return seg * CLHEAP_PAGES_SEGMENT;
+}
+
+static CLHEAP_INLINE clheap_u32 clheap_pages_take(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frames, clheap_u32 seed,
+                                                  int small)
+{
+    return clheap_pages_take_near(h, frames, seed, small, CLHEAP_BM_FAIL, 0u);
 }
 
 /* Releases frames [first, first + frames): whole segments into W, one OR per W

@@ -24,13 +24,15 @@
  * other path can take them; freeing one makes its block findable as BlockAlloc's are.
  * The request whose add crosses the run's end is the only one that opens the next run
  * and installs it with an exchange (so no two openers race, and no one waits for the
- * opener: the others fall back); it takes what the old run lacked from the new one's
- * first slots, counted in the installed hint. The fallback is BlockAlloc's search of
- * the class's active blocks and opening single blocks (or, where a new block would be
- * mostly unused in a pool short of runs for the class, pieces: frames of their own,
- * large allocations, see clheap_tier_wants_pieces); when that fails, the class's runs
- * are closed (a CAS of each live hint to 0, then their unhanded slots are freed) and the
- * search tried again, so memory held by hints never makes malloc report a full heap.
+ * opener: the others look at the next slot's hint, then fall back); it takes what the
+ * old run lacked from the new one's first slots, counted in the installed hint, and
+ * looks for the new run's frames first where the old run ended. The fallback is
+ * BlockAlloc's search of the class's active blocks and opening single blocks (or, where
+ * a new block would be mostly unused in a pool short of runs for the class, pieces:
+ * frames of their own, large allocations, see clheap_tier_wants_pieces); when that
+ * fails, the class's runs are closed (a CAS of each live hint to 0, then their unhanded
+ * slots are freed) and the search tried again, so memory held by hints never makes
+ * malloc report a full heap.
  * A large malloc that finds no frames closes every class's runs and tries once more.
  *
  * free dispatches on the address in O(1): the frame's out-of-band header names the
@@ -72,6 +74,21 @@
 
 #ifndef CLHEAP_TIER_CLOSE_TRIES
 #define CLHEAP_TIER_CLOSE_TRIES 8
+#endif
+/* Hints a request adds on before it falls back: its own, then the next slot's while its
+ * own is used up or being opened. Why: a request that meets its hint being reopened
+ * searches the class's blocks and often opens one, a page-tier take of its own, and the
+ * hints of a class run out at about the same time. H100, 2^20 x mixed 16 B - 4 KiB,
+ * warm: 15% of a launch's class groups met a busy hint and 2.2% of lanes then went
+ * alone; with a second look 0.57 ms instead of 0.64 (with the two changes beside it,
+ * see clheap_tier_take_finish and clheap_tier_take_begin, 0.42-0.45). */
+#ifndef CLHEAP_TIER_HINT_LOOKS
+#define CLHEAP_TIER_HINT_LOOKS 2
+#endif
+/* Segment containers a hint's next run is first looked for in, from where its last run
+ * ended (see clheap_tier_take_begin). */
+#ifndef CLHEAP_TIER_NEAR_LOOKS
+#define CLHEAP_TIER_NEAR_LOOKS 4
 #endif
 
 static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u64 *clheap_tier_hint_at(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c,
@@ -169,30 +186,34 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_hint_slot(clheap_u32 hints)
     return (clheap_group_index() + (groups < hints ? clheap_warp_in_group() * groups : 0u)) % hints;
 }
 
-/* Hands out up to n slots of class c from the run of this request's hint, into
- * g's first range. Returns the hint if this request must open the hint's next run: the
- * one whose add crosses the run's end (or the first on an empty hint); no other can
- * while the hint is used up or empty. Else NULL. */
+/* Hands out up to n slots of class c from the run of this request's hint (or, while
+ * that is used up or being opened, the next slot's: CLHEAP_TIER_HINT_LOOKS), into g's
+ * first range. Returns the hint if this request must open its next run: the one whose
+ * add crosses the run's end (or the first on an empty hint); no other can while the
+ * hint is used up or empty. Else NULL. An add on a busy hint hands out nothing: a
+ * used-up run's count only grows, and an opening's exchange overwrites it. */
 static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u64 *clheap_tier_run_take(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c,
                                                                     clheap_u32 n, clheap_tier_grant *g)
 {
     clheap_u32 hints = h[CLHEAP_HDR_CLASS_HINTS + c];
     if (!hints)
         return 0; /* a class whose runs the pool cannot afford: blocks only */
-    CLHEAP_GLOBAL clheap_u64 *hint = clheap_tier_hint_at(h, c, clheap_tier_hint_slot(hints));
-    clheap_u32 total = clheap_tier_run_slots(h, c);
-    clheap_u64 old = clheap_add64(hint, n);
-    clheap_u32 f = (clheap_u32)(old >> 32), t = (clheap_u32)old;
-    if (f && t < total) {
-        g->k = n < total - t ? n : total - t;
-        g->run = f - 1u;
-        g->first = t;
-        if (t + n < total)
-            return 0;
-    } else if (f || t) {
-        return 0; /* a used-up run whose opener is at work, or an empty hint being opened */
+    clheap_u32 slot = clheap_tier_hint_slot(hints), total = clheap_tier_run_slots(h, c);
+    CLHEAP_NO_UNROLL
+    for (clheap_u32 look = 0; look < CLHEAP_TIER_HINT_LOOKS && look < hints; look++) {
+        CLHEAP_GLOBAL clheap_u64 *hint = clheap_tier_hint_at(h, c, (slot + look) % hints);
+        clheap_u64 old = clheap_add64(hint, n);
+        clheap_u32 f = (clheap_u32)(old >> 32), t = (clheap_u32)old;
+        if (f && t < total) {
+            g->k = n < total - t ? n : total - t;
+            g->run = f - 1u;
+            g->first = t;
+            return t + n < total ? 0 : hint;
+        }
+        if (!f && !t)
+            return hint;
     }
-    return hint;
+    return 0;
 }
 
 /* Ends the run a hint hands out, if one is live, and frees its remaining slots. */
@@ -320,15 +341,21 @@ typedef struct {
     clheap_u32 run, blocks, need;
 } clheap_tier_opening;
 
-/* n requests of class c served together (a warp's, on NVIDIA), in two steps around the
+/* n requests of class c served together (a warp's, on NVIDIA), in steps around the
  * writing of the headers of the run it may open (clheap_tier_write_run_headers, then
  * clheap_fence_release by every writer). Begin: slots from the hint's run, and the frames
  * of a run to open: the hint's next run if this request's add crossed the end (what the
  * old run lacked comes from the new one's first slots, counted in the hint it
  * installs), or, if more than one block holds, a run of its own (its unwanted slots
- * freed at once, so others find its blocks). Finish: list the run, install it or free
- * what is not wanted, then one block for what is still missing (see clheap_tier_grant).
- * One call site opens runs (see CLHEAP_NO_UNROLL).
+ * freed at once, so others find its blocks). Finish, first part: list the run, install
+ * it or free what is not wanted; second part: one block for what is still missing (see
+ * clheap_tier_grant). One call site opens runs (see CLHEAP_NO_UNROLL).
+ * Where a hint's next run goes: first in the segment containers from where its last run
+ * ended (CLHEAP_TIER_NEAR_LOOKS, first fit), then as any small-tier take. Why: every
+ * opener descended to the pool's low end, where the launch's other openers and blocks
+ * were taking too (H100, 2^16 x mixed 16 B - 4 KiB, warm: 83% of the takes' bit claims
+ * failed, and a take cost an opener 20 - 30 us, its hint busy all the while); a hint
+ * that follows its own runs meets few others there.
  * Why the crossing request opens what the old run lacked: before, it opened a block for
  * them, a second page-tier take on the launch's critical path; and while a hint's opener
  * works the other warps of its group fall back, where for classes of 16 or 4 slots per
@@ -346,18 +373,29 @@ static CLHEAP_INLINE void clheap_tier_take_begin(CLHEAP_GLOBAL clheap_u32 *h, cl
     clheap_u32 capacity = h[CLHEAP_HDR_CLASS_CAPACITY + c];
     o->need = n - g->k;
     o->blocks = o->hint ? h[CLHEAP_HDR_CLASS_RUN + c] : o->need > capacity ? (o->need + capacity - 1u) / capacity : 0u;
-    o->run = o->blocks ? clheap_pages_take(h, o->blocks * h[CLHEAP_HDR_CLASS_FRAMES + c], seed, 1) : CLHEAP_BM_FAIL;
+    clheap_u32 near = o->hint && g->k ? g->run + h[CLHEAP_HDR_CLASS_RUN + c] * h[CLHEAP_HDR_CLASS_FRAMES + c]
+                                      : CLHEAP_BM_FAIL;
+    o->run = o->blocks ? clheap_pages_take_near(h, o->blocks * h[CLHEAP_HDR_CLASS_FRAMES + c], seed, 1, near,
+                                                CLHEAP_TIER_NEAR_LOOKS)
+                       : CLHEAP_BM_FAIL;
     if (o->run != CLHEAP_BM_FAIL)
         clheap_fence_acquire(); /* the frames' last owner released them after its header writes */
 }
 
+/* Finish's parts: CLHEAP_TIER_INSTALL, CLHEAP_TIER_FALL_BACK, or both. On NVIDIA the
+ * leaders of a warp run them with a warp sync between (clheap_tier_malloc_warp). Why:
+ * with independent thread scheduling the warp ran one leader's fallback search before
+ * another leader's install, and the hint stayed busy for as long (H100, 2^20 x mixed
+ * 16 B - 4 KiB: install 12 us after the headers, 3 us with the sync; malloc 0.57 ms
+ * instead of 0.64). */
+#define CLHEAP_TIER_INSTALL 1
+#define CLHEAP_TIER_FALL_BACK 2
 static CLHEAP_INLINE void clheap_tier_take_finish(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 seed,
-                                                  clheap_tier_grant *g, const clheap_tier_opening *o)
+                                                  clheap_tier_grant *g, const clheap_tier_opening *o, int parts)
 {
-    clheap_u32 need = o->need;
-    if (o->blocks) {
+    if ((parts & CLHEAP_TIER_INSTALL) && o->blocks) {
         clheap_u32 total = o->blocks * h[CLHEAP_HDR_CLASS_CAPACITY + c];
-        clheap_u32 keep = need < total ? need : total; /* a warp may want more */
+        clheap_u32 keep = o->need < total ? o->need : total; /* a warp may want more */
         if (o->run != CLHEAP_BM_FAIL)
             clheap_tier_list_run(h, o->run, c, o->blocks);
         if (o->hint) /* a run used up at once is not installed: the next request opens one */
@@ -368,11 +406,11 @@ static CLHEAP_INLINE void clheap_tier_take_finish(CLHEAP_GLOBAL clheap_u32 *h, c
         if (o->run != CLHEAP_BM_FAIL) {
             g->run2 = o->run;
             g->k2 = keep;
-            need -= keep;
         }
     }
-    if (need)
-        g->frame = clheap_tier_reserve_slow(h, c, need, seed, &g->got);
+    clheap_u32 missing = o->need - g->k2;
+    if ((parts & CLHEAP_TIER_FALL_BACK) && missing)
+        g->frame = clheap_tier_reserve_slow(h, c, missing, seed, &g->got);
 }
 
 /* Both steps by one work-item. */
@@ -385,7 +423,7 @@ static CLHEAP_INLINE void clheap_tier_take_many(CLHEAP_GLOBAL clheap_u32 *h, clh
         clheap_tier_write_run_headers(h, o.run, c, o.blocks, 0u, 1u);
         clheap_fence_release(); /* headers before the blocks are listed or their slots handed out */
     }
-    clheap_tier_take_finish(h, c, seed, g, &o);
+    clheap_tier_take_finish(h, c, seed, g, &o, CLHEAP_TIER_INSTALL | CLHEAP_TIER_FALL_BACK);
 }
 
 /* The unit g gives the request of rank `rank`, or 0 if it goes alone. */

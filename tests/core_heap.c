@@ -102,7 +102,7 @@ uint32_t core_heap_malloc_many(core_heap *heap, size_t bytes, uint32_t n, uint32
             clheap_tier_write_run_headers(h, o.run, c, o.blocks, lane, n);
         clheap_fence_release();
     }
-    clheap_tier_take_finish(h, c, seed, &g, &o);
+    clheap_tier_take_finish(h, c, seed, &g, &o, CLHEAP_TIER_INSTALL | CLHEAP_TIER_FALL_BACK);
     if (g.frame == CLHEAP_TIER_PIECES) { /* the lanes from k + k2 on split one large allocation */
         uint32_t first = g.k + g.k2, frames = clheap_tier_piece_frames(h, c);
         uint32_t base = clheap_tier_malloc_unit(h, (size_t)(n - first) * frames * h[CLHEAP_HDR_FRAME_UNITS] * CLHEAP_UNIT,
