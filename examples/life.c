@@ -201,13 +201,19 @@ static uint64_t heap_objects(clheap_heap *heap)
 static outcome play(const world *w, clheap_allocator allocator)
 {
     outcome r = {1, 0, 0, 0, 0, 0, 0};
-    uint32_t n = w->n, cells = n * n;
+    uint32_t n = w->n, cells = n * n, count = 0;
+    for (uint32_t c = 0; c < cells; c++)
+        count += (uint32_t)soup(c, n);
     clheap_heap_config config = clheap_heap_config_default();
     config.allocator = allocator;
+    /* Room for the start's objects eight times over (the pre-split allocators serve small
+     * requests from a share of their pool); later generations grow it when they need. */
     config.size_bytes = 1u << 20;
+    while (config.size_bytes < (uint64_t)count * 16 * 8)
+        config.size_bytes *= 2;
     config.slot_bytes = 16; /* BitmapAlloc: the objects' size */
     config.grow.factor = 2.0;
-    config.grow.max_bytes = (uint64_t)cells * 16 * 4 + (64u << 20);
+    config.grow.max_bytes = (uint64_t)cells * 16 * 8 + (64u << 20);
     clheap_heap *heap = NULL;
     CHECK(clheap_heap_create(w->context, w->device, w->queue, &config, &heap));
     cl_program program = build_or_exit(heap, kernel_source);
@@ -229,7 +235,7 @@ static outcome play(const world *w, clheap_allocator allocator)
     uint32_t *start = malloc(list_bytes), *got_map = malloc(list_bytes);
     if (!ref || !ref_next || !got || !start || !got_map)
         exit(2);
-    uint32_t count = 0;
+    count = 0;
     for (uint32_t c = 0; c < cells; c++)
         if ((ref[c] = (uint8_t)soup(c, n)))
             start[count++] = c;
