@@ -409,9 +409,11 @@ int main(int argc, char **argv)
                r.static_ms > 0 ? r.heap_ms / r.static_ms : 0.0, (unsigned long long)(r.heap_bytes >> 20), r.growths,
                r.ok ? "verified" : "WRONG");
         fflush(stdout);
-        if (csv)
+        if (csv) {
             fprintf(csv, "%s,%u,%u,%u,%u,%.6f,%.6f,%llu,%u,%d\n", a, w.n, w.generations, r.alive, r.peak_objects,
                     r.heap_ms, r.static_ms, (unsigned long long)r.heap_bytes, r.growths, r.ok);
+            fflush(csv); /* a run cut off by a time limit keeps the rows it finished */
+        }
         ok = ok && r.ok;
     }
     if (csv)
