@@ -16,7 +16,8 @@
  * Allocators: every one that frees concurrently (the bump allocators cannot free, and
  * FreeHeap serves one work-item at a time by design); --allocator all runs them in turn.
  * Usage: clheap-life [--size N (256)] [--generations G (64)] [--check-every K (1)]
- *                    [--allocator NAME|all (TierAlloc)] [--csv FILE] */
+ *                    [--allocator NAME|all (TierAlloc)] [--heap-mib M (the start's
+ *                    objects 8 times over)] [--csv FILE] */
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -156,7 +157,7 @@ typedef struct world {
     cl_context context;
     cl_command_queue queue;
     cl_device_id device;
-    uint32_t n, generations, check_every;
+    uint32_t n, generations, check_every, heap_mib;
 } world;
 
 typedef struct outcome {
@@ -232,8 +233,10 @@ static outcome play(const world *w, clheap_allocator allocator)
     /* Room for the start's objects eight times over (the pre-split allocators serve small
      * requests from a share of their pool); later generations grow it when they need. */
     config.size_bytes = 1u << 20;
-    while (config.size_bytes < (uint64_t)count * 16 * 8)
+    while (!w->heap_mib && config.size_bytes < (uint64_t)count * 16 * 8)
         config.size_bytes *= 2;
+    if (w->heap_mib)
+        config.size_bytes = (uint64_t)w->heap_mib << 20;
     config.slot_bytes = 16; /* BitmapAlloc: the objects' size */
     config.grow.factor = 2.0;
     config.grow.max_bytes = (uint64_t)cells * 16 * 8 + (64u << 20);
@@ -370,11 +373,12 @@ int main(int argc, char **argv)
     w.n = (uint32_t)arg_int(argc, argv, "--size", 256);
     w.generations = (uint32_t)arg_int(argc, argv, "--generations", 64);
     w.check_every = (uint32_t)arg_int(argc, argv, "--check-every", 1);
+    w.heap_mib = (uint32_t)arg_int(argc, argv, "--heap-mib", 0);
     const char *which = arg_str(argc, argv, "--allocator", clheap_allocator_name(CLHEAP_DEFAULT_ALLOCATOR));
     const char *csv_path = arg_str(argc, argv, "--csv", NULL);
     if (w.n < 8 || w.n > 32768 || w.generations < 1 || w.check_every < 1) {
         fprintf(stderr, "usage: %s [--size N (8..32768)] [--generations G] [--check-every K] "
-                        "[--allocator NAME|all] [--csv FILE]\n", argv[0]);
+                        "[--allocator NAME|all] [--heap-mib M] [--csv FILE]\n", argv[0]);
         return 2;
     }
     cl_platform_id platform;
