@@ -394,6 +394,17 @@ clheap_status clheap_heap_destroy(clheap_heap *heap)
     return CLHEAP_SUCCESS;
 }
 
+/* read_errors' precedence (heap.h): lower first; 5 for any other status. */
+static int device_status_rank(clheap_status status)
+{
+    static const clheap_status order[] = {CLHEAP_ERROR_DEVICE_BAD_FREE, CLHEAP_ERROR_DEVICE_BAD_SIZE,
+                                          CLHEAP_ERROR_DEVICE_OUT_OF_MEMORY, CLHEAP_ERROR_DEVICE_CONTENDED};
+    for (int i = 0; i < 4; i++)
+        if (order[i] == status)
+            return i;
+    return 5;
+}
+
 clheap_status clheap_heap_read_errors(clheap_heap *heap, clheap_heap_errors *errors)
 {
     clheap_status status = live(heap);
@@ -408,10 +419,10 @@ clheap_status clheap_heap_read_errors(clheap_heap *heap, clheap_heap_errors *err
     clheap_heap_errors_from_header(words, &e);
     if (errors)
         *errors = e;
-    /* Each counter's status comes from the vocabulary; bad frees take precedence. */
+    /* Each counter's status comes from the vocabulary; the precedence is heap.h's. */
     clheap_status answer = CLHEAP_SUCCESS;
 #define CLHEAP_ERROR_STATUS(field, word, status)                                             \
-    if (e.field && (answer == CLHEAP_SUCCESS || status == CLHEAP_ERROR_DEVICE_BAD_FREE))     \
+    if (e.field && device_status_rank(status) < device_status_rank(answer))                  \
         answer = status;
     CLHEAP_DEVICE_ERROR_LIST(CLHEAP_ERROR_STATUS)
 #undef CLHEAP_ERROR_STATUS
@@ -502,8 +513,7 @@ clheap_status clheap_heap_grow_if_needed(clheap_heap *heap, int *grew)
         *grew = 0;
     clheap_heap_errors e;
     clheap_status status = clheap_heap_read_errors(heap, &e);
-    if (status != CLHEAP_SUCCESS && status != CLHEAP_ERROR_DEVICE_OUT_OF_MEMORY &&
-        status != CLHEAP_ERROR_DEVICE_BAD_FREE)
+    if (status != CLHEAP_SUCCESS && device_status_rank(status) > 3)
         return status; /* no heap, or OpenCL failed */
     if (!e.out_of_memory)
         return CLHEAP_SUCCESS; /* bad frees are read_errors' to report */

@@ -455,6 +455,39 @@ static void bad_frees_are_counted_and_lose_nothing(void **state)
     clReleaseMemObject(out);
 }
 
+/* read_errors' answer is the first counter set in heap.h's order, whichever allocator
+ * set them: the counters are written here as device code would leave them. */
+static void device_errors_read_back_in_precedence(void **state)
+{
+    heap_test *t = *state;
+    static const struct {
+        uint32_t word;
+        clheap_status status;
+    } order[] = {{CLHEAP_HDR_ERR_DOUBLE_FREE, CLHEAP_ERROR_DEVICE_BAD_FREE},
+                 {CLHEAP_HDR_ERR_BAD_SIZE, CLHEAP_ERROR_DEVICE_BAD_SIZE},
+                 {CLHEAP_HDR_ERR_OUT_OF_MEMORY, CLHEAP_ERROR_DEVICE_OUT_OF_MEMORY},
+                 {CLHEAP_HDR_ERR_CONTENDED, CLHEAP_ERROR_DEVICE_CONTENDED}};
+    clheap_heap_errors e;
+    assert_int_equal(clheap_heap_read_errors(t->heap, &e), CLHEAP_SUCCESS);
+    cl_mem buffer = clheap_heap_buffer(t->heap);
+    /* Set from the last to the first: each one set takes the answer over. */
+    for (int i = 3; i >= 0; i--) {
+        cl_uint count = (cl_uint)(i + 1);
+        assert_int_equal(clEnqueueWriteBuffer(t->cl.queue, buffer, CL_TRUE, order[i].word * sizeof count,
+                                              sizeof count, &count, 0, NULL, NULL),
+                         CL_SUCCESS);
+        assert_int_equal(clheap_heap_read_errors(t->heap, &e), order[i].status);
+    }
+    assert_int_equal(e.double_free, 1);
+    assert_int_equal(e.bad_size, 2);
+    assert_int_equal(e.out_of_memory, 3);
+    assert_int_equal(e.contended, 4);
+    /* Each status has its own explanation. */
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < i; j++)
+            assert_string_not_equal(clheap_status_string(order[i].status), clheap_status_string(order[j].status));
+}
+
 static void stats_json_is_complete(void **state)
 {
     heap_test *t = *state;
@@ -555,6 +588,7 @@ static const struct CMUnitTest heap_tests[] = {
     cmocka_unit_test_setup(fill_until_null_then_refill, reset_heap),
     cmocka_unit_test_setup(wrap_stays_inside_the_pool, reset_heap),
     cmocka_unit_test_setup(bad_frees_are_counted_and_lose_nothing, reset_heap),
+    cmocka_unit_test_setup(device_errors_read_back_in_precedence, reset_heap),
     cmocka_unit_test_setup(stats_json_is_complete, reset_heap),
 };
 

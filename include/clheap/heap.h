@@ -141,10 +141,17 @@ clheap_status clheap_heap_build_program(clheap_heap *heap, size_t count, const c
 /* clSetKernelArg(kernel, index, the heap buffer). */
 clheap_status clheap_heap_set_kernel_arg(const clheap_heap *heap, cl_kernel kernel, cl_uint index);
 
-/* Reads the header's counters (blocking). Each non-zero counter has a status
- * (CLHEAP_DEVICE_ERROR_LIST in clheap/vocabulary.h): CLHEAP_ERROR_DEVICE_BAD_FREE if any
- * free was refused (it takes precedence), else CLHEAP_ERROR_DEVICE_OUT_OF_MEMORY if
- * malloc returned NULL, else CLHEAP_SUCCESS. errors may be NULL. */
+/* Reads the header's counters (blocking). Each counter has its status
+ * (CLHEAP_DEVICE_ERROR_LIST in clheap/vocabulary.h); the answer is that of the first
+ * non-zero one in this order, the program's mistakes before the heap's limits:
+ *   CLHEAP_ERROR_DEVICE_BAD_FREE      a free was refused (outside, unaligned, not an
+ *                                     allocation, already free);
+ *   CLHEAP_ERROR_DEVICE_BAD_SIZE      malloc was asked for 0 bytes or more than the pool;
+ *   CLHEAP_ERROR_DEVICE_OUT_OF_MEMORY malloc returned NULL: nothing fitted;
+ *   CLHEAP_ERROR_DEVICE_CONTENDED     malloc returned NULL after its bounded retries,
+ *                                     with memory possibly free (try again; growing may
+ *                                     not help);
+ * else CLHEAP_SUCCESS. errors (may be NULL) gets every counter. */
 clheap_status clheap_heap_read_errors(clheap_heap *heap, clheap_heap_errors *errors);
 
 /* Makes the heap new_size_bytes large: a larger buffer, the contents copied on the device

@@ -45,7 +45,11 @@ typedef int clheap_status;
     X(CLHEAP_ERROR_BUFFER_TOO_SMALL, 1019, "the output buffer is too small; *needed says how much") \
     X(CLHEAP_ERROR_ZERO_COUNT, 1020, "a batch of 0 requests was enqueued")                           \
     X(CLHEAP_ERROR_HANDLE_OUT_OF_RANGE, 1021, "a handle index lies past the end of the handle table") \
-    X(CLHEAP_ERROR_GROW_NOT_LARGER, 1022, "a heap can only grow: the new size is not larger than the current one")
+    X(CLHEAP_ERROR_GROW_NOT_LARGER, 1022, "a heap can only grow: the new size is not larger than the current one") \
+    X(CLHEAP_ERROR_DEVICE_BAD_SIZE, 1023,                                                        \
+      "device code asked malloc for 0 bytes or for more than the heap's pool")                   \
+    X(CLHEAP_ERROR_DEVICE_CONTENDED, 1024,                                                       \
+      "device code saw malloc return NULL after its bounded retries, memory possibly free")
 
 #define CLHEAP_STATUS_ENUM_ENTRY(name, value, text) name = value,
 enum clheap_status_code { CLHEAP_STATUS_LIST(CLHEAP_STATUS_ENUM_ENTRY) };

@@ -52,11 +52,11 @@ typedef struct clheap_heap_errors {
 /* X(field, header word, status clheap_heap_read_errors answers) for every counter. */
 #define CLHEAP_DEVICE_ERROR_LIST(X) \
     X(out_of_memory, 16, CLHEAP_ERROR_DEVICE_OUT_OF_MEMORY) \
-    X(bad_size, 17, CLHEAP_ERROR_DEVICE_OUT_OF_MEMORY) \
+    X(bad_size, 17, CLHEAP_ERROR_DEVICE_BAD_SIZE) \
     X(free_outside, 18, CLHEAP_ERROR_DEVICE_BAD_FREE) \
     X(free_unaligned, 19, CLHEAP_ERROR_DEVICE_BAD_FREE) \
     X(free_not_chunk, 20, CLHEAP_ERROR_DEVICE_BAD_FREE) \
     X(double_free, 21, CLHEAP_ERROR_DEVICE_BAD_FREE) \
-    X(contended, 22, CLHEAP_ERROR_DEVICE_OUT_OF_MEMORY) \
+    X(contended, 22, CLHEAP_ERROR_DEVICE_CONTENDED) \
 
 #endif
