@@ -1,4 +1,5 @@
-/* Host buffer cache: a free list of cl_mem buffers keyed by allocation-site tag and size,
+/** \file
+ * Host buffer cache: a free list of cl_mem buffers keyed by allocation-site tag and size,
  * so that repeated alloc/free cycles stop calling the OpenCL driver (the Futhark runtime's
  * idea, made thread-safe, bounded and out-of-memory aware).
  *
@@ -32,7 +33,7 @@ extern "C" {
 
 typedef struct clheap_cache clheap_cache;
 
-/* The driver calls the cache makes. Replace them to count calls or inject failures
+/** The driver calls the cache makes. Replace them to count calls or inject failures
  * (the tests do both); NULL in the config means the real OpenCL calls. */
 typedef struct clheap_cache_driver {
     /* clCreateBuffer: returns NULL and sets *error on failure. */
@@ -64,62 +65,62 @@ typedef struct clheap_cache_config {
     const clheap_cache_driver *driver;
 } clheap_cache_config;
 
-/* Defaults for every field; change the ones you need. */
+/** Defaults for every field; change the ones you need. */
 clheap_cache_config clheap_cache_config_default(void);
 
 typedef struct clheap_cache_stats {
-    uint64_t live_bytes, live_blocks;     /* handed out and not yet freed */
-    uint64_t cached_bytes, cached_blocks; /* freed by the user, kept for reuse */
+    uint64_t live_bytes, live_blocks;     /**< handed out and not yet freed */
+    uint64_t cached_bytes, cached_blocks; /**< freed by the user, kept for reuse */
     uint64_t peak_live_bytes;
-    uint64_t hits;             /* allocations served from the cache */
-    uint64_t hits_same_tag;    /* ... of which by a buffer freed under the same tag */
-    uint64_t misses;           /* allocations that asked the driver */
-    uint64_t driver_allocs;    /* successful driver allocations */
-    uint64_t driver_releases;  /* buffers handed back to the driver */
-    uint64_t evictions;        /* cached buffers released by the max_cached_bytes cap or trim */
-    uint64_t oom_recoveries;   /* allocations that succeeded only after releasing cached buffers */
-    uint64_t oom_failures;     /* allocations that failed with OUT_OF_DEVICE_MEMORY / LIMIT_REACHED */
-    uint64_t last_oom_request; /* bytes asked for by the last failed allocation */
-    uint64_t last_oom_live_bytes;   /* live bytes when it failed */
-    uint64_t last_oom_cached_bytes; /* cached bytes when it failed (0 after recovery tried all) */
+    uint64_t hits;             /**< allocations served from the cache */
+    uint64_t hits_same_tag;    /**< ... of which by a buffer freed under the same tag */
+    uint64_t misses;           /**< allocations that asked the driver */
+    uint64_t driver_allocs;    /**< successful driver allocations */
+    uint64_t driver_releases;  /**< buffers handed back to the driver */
+    uint64_t evictions;        /**< cached buffers released by the max_cached_bytes cap or trim */
+    uint64_t oom_recoveries;   /**< allocations that succeeded only after releasing cached buffers */
+    uint64_t oom_failures;     /**< allocations that failed with OUT_OF_DEVICE_MEMORY / LIMIT_REACHED */
+    uint64_t last_oom_request; /**< bytes asked for by the last failed allocation */
+    uint64_t last_oom_live_bytes;   /**< live bytes when it failed */
+    uint64_t last_oom_cached_bytes; /**< cached bytes when it failed (0 after recovery tried all) */
 } clheap_cache_stats;
 
-/* Makes a cache for buffers of one context and device. config may be NULL (defaults). */
+/** Makes a cache for buffers of one context and device. config may be NULL (defaults). */
 clheap_status clheap_cache_create(cl_context context, cl_device_id device,
                                   const clheap_cache_config *config, clheap_cache **out);
 
-/* Releases every buffer the cache owns, cached and live. Returns
+/** Releases every buffer the cache owns, cached and live. Returns
  * CLHEAP_ERROR_BLOCKS_STILL_LIVE if the user had not freed everything (the buffers are
  * released all the same). destroy(NULL) does nothing and returns CLHEAP_SUCCESS. */
 clheap_status clheap_cache_destroy(clheap_cache *cache);
 
-/* Hands out a buffer of at least size bytes. tag names the allocation site. */
+/** Hands out a buffer of at least size bytes. tag names the allocation site. */
 clheap_status clheap_cache_alloc(clheap_cache *cache, size_t size, const char *tag,
                                  cl_mem *out);
 
-/* Returns a buffer to the cache. Errors: FOREIGN_BUFFER (not handed out by this cache),
+/** Returns a buffer to the cache. Errors: FOREIGN_BUFFER (not handed out by this cache),
  * DOUBLE_FREE (already freed and still cached), INVALID_HANDLE (cache destroyed). */
 clheap_status clheap_cache_free(clheap_cache *cache, cl_mem buffer);
 
-/* Size in bytes of a live buffer (the rounded size the driver allocated). */
+/** Size in bytes of a live buffer (the rounded size the driver allocated). */
 clheap_status clheap_cache_buffer_size(clheap_cache *cache, cl_mem buffer, size_t *size);
 
-/* Releases cached buffers, oldest first, until at most keep_bytes stay cached. */
+/** Releases cached buffers, oldest first, until at most keep_bytes stay cached. */
 clheap_status clheap_cache_trim(clheap_cache *cache, uint64_t keep_bytes);
 
-/* Releases every cached buffer; live ones are untouched. */
+/** Releases every cached buffer; live ones are untouched. */
 clheap_status clheap_cache_release_all(clheap_cache *cache);
 
-/* Counters kept on every operation: cheap. */
+/** Counters kept on every operation: cheap. */
 clheap_status clheap_cache_get_stats(clheap_cache *cache, clheap_cache_stats *stats);
 
-/* Verifies the cache's invariants (see host/cache.c): live and cached sets disjoint,
+/** Verifies the cache's invariants (see host/cache.c): live and cached sets disjoint,
  * byte and block counters equal to the sums over the sets, the cached index sorted,
  * caps respected. Returns CLHEAP_ERROR_HEAP_CORRUPT and a reason in what (if not NULL,
  * what_len bytes) on the first violation. */
 clheap_status clheap_cache_check(clheap_cache *cache, char *what, size_t what_len);
 
-/* The stats as one JSON object, in the shape of clheap_heap_stats_json's: {"kind":
+/** The stats as one JSON object, in the shape of clheap_heap_stats_json's: {"kind":
  * "cache", "version": 2, "used_bytes": live, "free_bytes": cached, the other counters,
  * "errors": {"out_of_memory": allocations refused for want of memory or by the limit}}.
  * Writes at most len bytes (terminated); if len is too

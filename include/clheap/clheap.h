@@ -1,4 +1,5 @@
-/* clheap: dynamic memory for OpenCL programs. One include for everything. */
+/** \file
+ * clheap: dynamic memory for OpenCL programs. One include for everything. */
 #ifndef CLHEAP_CLHEAP_H
 #define CLHEAP_CLHEAP_H
 

@@ -1,4 +1,5 @@
-/* Choosing an OpenCL device the same way in the demo, the tests and the benchmarks.
+/** \file
+ * Choosing an OpenCL device the same way in the demo, the tests and the benchmarks.
  *
  * Default: the first GPU of any platform, else the first device of the first platform
  * that has one. CLHEAP_PLATFORM (a substring of the platform name, case-insensitive,
@@ -22,10 +23,10 @@
 extern "C" {
 #endif
 
-/* Picks a platform and device per the rules above. */
+/** Picks a platform and device per the rules above. */
 clheap_status clheap_select_device(cl_platform_id *platform, cl_device_id *device);
 
-/* Writes "<platform name> / <device name>" into buf (truncated, always terminated). */
+/** Writes "<platform name> / <device name>" into buf (truncated, always terminated). */
 void clheap_describe_device(cl_device_id device, char *buf, size_t len);
 
 #ifdef __cplusplus

@@ -1,4 +1,5 @@
-/* Device heap: one large cl_mem managed inside kernels by clheap_malloc / clheap_free
+/** \file
+ * Device heap: one large cl_mem managed inside kernels by clheap_malloc / clheap_free
  * (cl/clheap.cl). The allocator is chosen when the heap is created and compiled into
  * every program that uses the heap (one code path per program, no run-time switch).
  *
@@ -30,7 +31,7 @@ extern "C" {
 
 #define CLHEAP_UNIT_BYTES 16
 
-/* Name such as "CMalloc"; NULL for a value that names no allocator. */
+/** Name such as "CMalloc"; NULL for a value that names no allocator. */
 const char *clheap_allocator_name(clheap_allocator allocator);
 
 typedef enum clheap_presplit {
@@ -38,35 +39,35 @@ typedef enum clheap_presplit {
     CLHEAP_PRESPLIT_UNIFORM = 1      /* equal chunks of uniform_chunk_bytes */
 } clheap_presplit;
 
-/* Opt-in growth (clheap_heap_grow_if_needed): after a malloc on the device returned NULL,
+/** Opt-in growth (clheap_heap_grow_if_needed): after a malloc on the device returned NULL,
  * the heap becomes `factor` times larger, up to max_bytes. factor 0 (the default): never. */
 typedef struct clheap_grow_policy {
-    double factor;      /* > 1 */
-    uint64_t max_bytes; /* 0: CL_DEVICE_MAX_MEM_ALLOC_SIZE */
+    double factor;      /**< > 1 */
+    uint64_t max_bytes; /**< 0: CL_DEVICE_MAX_MEM_ALLOC_SIZE */
 } clheap_grow_policy;
 
 typedef struct clheap_heap_config {
     clheap_allocator allocator;
-    uint64_t size_bytes;          /* 1 MiB .. CL_DEVICE_MAX_MEM_ALLOC_SIZE (and 64 GiB, fused 32 GiB) */
-    clheap_presplit presplit;     /* circular family only */
-    uint32_t min_chunk_bytes;     /* binary pre-split: smallest level's chunk (default 256) */
-    uint32_t uniform_chunk_bytes; /* uniform pre-split: chunk size (default 4096) */
-    uint32_t offset_count;        /* multi variants: roving offsets; TierAlloc: block hints per
+    uint64_t size_bytes;          /**< 1 MiB .. CL_DEVICE_MAX_MEM_ALLOC_SIZE (and 64 GiB, fused 32 GiB) */
+    clheap_presplit presplit;     /**< circular family only */
+    uint32_t min_chunk_bytes;     /**< binary pre-split: smallest level's chunk (default 256) */
+    uint32_t uniform_chunk_bytes; /**< uniform pre-split: chunk size (default 4096) */
+    uint32_t offset_count;        /**< multi variants: roving offsets; TierAlloc: block hints per
                                      size class (work-groups share them modulo this count);
                                      0 = CL_DEVICE_MAX_COMPUTE_UNITS */
-    uint32_t slot_bytes;          /* BitmapAlloc: the one slot size (multiple of 16; default 16) */
-    uint32_t frame_bytes;         /* BlockAlloc, TierAlloc: frame size (multiple of 16; default
+    uint32_t slot_bytes;          /**< BitmapAlloc: the one slot size (multiple of 16; default 16) */
+    uint32_t frame_bytes;         /**< BlockAlloc, TierAlloc: frame size (multiple of 16; default
                                      1024); a block of class s takes min(64, ceil(64 s / frame))
                                      frames; TierAlloc's large requests take whole frames */
-    uint32_t class_count;         /* BlockAlloc, TierAlloc: size classes in class_bytes (0: the
+    uint32_t class_count;         /**< BlockAlloc, TierAlloc: size classes in class_bytes (0: the
                                      default list, 16 B - 16 KiB; TierAlloc serves larger
                                      requests from its page tier) */
-    uint32_t class_bytes[32];     /* ascending multiples of 16, each <= 64 * frame_bytes;
+    uint32_t class_bytes[32];     /**< ascending multiples of 16, each <= 64 * frame_bytes;
                                      a class index is also a typed-object type id */
-    uint32_t no_warp_coalescing;  /* BlockAlloc and the CircularMalloc family on NVIDIA: 1 turns
+    uint32_t no_warp_coalescing;  /**< BlockAlloc and the CircularMalloc family on NVIDIA: 1 turns
                                      off the inline-PTX warp coalescing that is otherwise used
                                      after a probe compile */
-    clheap_grow_policy grow;      /* see clheap_heap_grow_if_needed */
+    clheap_grow_policy grow;      /**< see clheap_heap_grow_if_needed */
 } clheap_heap_config;
 
 clheap_heap_config clheap_heap_config_default(void);
@@ -75,73 +76,73 @@ typedef struct clheap_heap clheap_heap;
 
 typedef struct clheap_heap_stats {
     clheap_allocator allocator;
-    uint64_t heap_bytes;         /* the buffer */
-    uint64_t pool_begin_bytes;   /* where the pool starts in the buffer (after the header) */
-    uint64_t pool_bytes;         /* what allocations come from */
-    uint64_t used_bytes, used_chunks;   /* allocated regions, headers included */
-    uint64_t free_bytes, free_chunks;   /* free regions, headers included */
-    uint64_t requested_bytes;    /* sum of the sizes malloc was asked for (circular family) */
+    uint64_t heap_bytes;         /**< the buffer */
+    uint64_t pool_begin_bytes;   /**< where the pool starts in the buffer (after the header) */
+    uint64_t pool_bytes;         /**< what allocations come from */
+    uint64_t used_bytes, used_chunks;   /**< allocated regions, headers included */
+    uint64_t free_bytes, free_chunks;   /**< free regions, headers included */
+    uint64_t requested_bytes;    /**< sum of the sizes malloc was asked for (circular family) */
     uint64_t largest_free_bytes;
-    double internal_fragmentation; /* eq. 2: mean over allocated regions of (size - request) / size */
-    double external_fragmentation; /* eq. 3: 1 - largest free region / all free bytes */
+    double internal_fragmentation; /**< eq. 2: mean over allocated regions of (size - request) / size */
+    double external_fragmentation; /**< eq. 3: 1 - largest free region / all free bytes */
     clheap_heap_errors errors;
     /* Bitmap allocators */
-    uint64_t stale_hints;        /* upper-level bitmap bits over empty containers, and full
+    uint64_t stale_hints;        /**< upper-level bitmap bits over empty containers, and full
                                     blocks still marked active: allowed, see clheap_heap_repair */
-    uint32_t class_count;        /* BlockAlloc: size classes */
+    uint32_t class_count;        /**< BlockAlloc: size classes */
     uint32_t class_bytes[32];
-    uint32_t class_capacity[32]; /* slots per block */
-    uint64_t class_blocks[32];   /* allocated blocks per class */
-    uint64_t class_objects[32];  /* live objects per class */
-    double slot_fragmentation;   /* DynaSOAr's metric: unused slots / slots of allocated blocks */
+    uint32_t class_capacity[32]; /**< slots per block */
+    uint64_t class_blocks[32];   /**< allocated blocks per class */
+    uint64_t class_objects[32];  /**< live objects per class */
+    double slot_fragmentation;   /**< DynaSOAr's metric: unused slots / slots of allocated blocks */
     /* TierAlloc's page tier */
-    uint32_t segment_frames;     /* frames per segment (64) */
+    uint32_t segment_frames;     /**< frames per segment (64) */
     uint64_t frame_bytes;
-    uint64_t block_bytes;        /* frames held by blocks (the small tier) */
-    uint64_t large_count, large_bytes; /* large allocations and the frames they hold */
-    uint64_t free_pieces;        /* whole free segments, and runs of free frames in broken ones */
-    uint64_t free_segments;      /* whole free segments */
-    uint64_t run_slots;          /* slots held by the small tier's run hints, not yet handed out
+    uint64_t block_bytes;        /**< frames held by blocks (the small tier) */
+    uint64_t large_count, large_bytes; /**< large allocations and the frames they hold */
+    uint64_t free_pieces;        /**< whole free segments, and runs of free frames in broken ones */
+    uint64_t free_segments;      /**< whole free segments */
+    uint64_t run_slots;          /**< slots held by the small tier's run hints, not yet handed out
                                     (counted in no class_objects) */
 } clheap_heap_stats;
 
-/* Makes the heap buffer and initialises it on the device (time proportional to the
+/** Makes the heap buffer and initialises it on the device (time proportional to the
  * number of pre-split chunks, not to the heap size). queue must belong to context and
  * device; the heap retains it and enqueues all its work there. */
 clheap_status clheap_heap_create(cl_context context, cl_device_id device, cl_command_queue queue,
                                  const clheap_heap_config *config, clheap_heap **out);
 
-/* Releases the buffer and everything the heap made. destroy(NULL) does nothing. */
+/** Releases the buffer and everything the heap made. destroy(NULL) does nothing. */
 clheap_status clheap_heap_destroy(clheap_heap *heap);
 
-/* Everything allocated is forgotten and the heap is as new; counters are cleared. */
+/** Everything allocated is forgotten and the heap is as new; counters are cleared. */
 clheap_status clheap_heap_reset(clheap_heap *heap);
 
 cl_mem clheap_heap_buffer(const clheap_heap *heap);
 
-/* Where allocations can lie in the buffer, in bytes: cheap (no device access). */
+/** Where allocations can lie in the buffer, in bytes: cheap (no device access). */
 clheap_status clheap_heap_pool_range(const clheap_heap *heap, uint64_t *begin, uint64_t *bytes);
 clheap_allocator clheap_heap_allocator(const clheap_heap *heap);
 
-/* The allocator's OpenCL C source (cl/clheap.cl and what it includes, as one string):
- * prepend it to a kernel source, or #include "clheap.cl" with -I<prefix>/share/clheap/cl. */
+/** The allocator's OpenCL C source (cl/clheap.cl and what it includes, as one string):
+ * prepend it to a kernel source, or `#include "clheap.cl"` with `-I<prefix>/share/clheap/cl`. */
 const char *clheap_heap_program_source(void);
 
-/* The build options a program using this heap needs (e.g. "-DCLHEAP_ALLOCATOR=3").
+/** The build options a program using this heap needs (e.g. "-DCLHEAP_ALLOCATOR=3").
  * Writes at most len bytes, always terminated; BUFFER_TOO_SMALL if it did not fit. */
 clheap_status clheap_heap_build_options(const clheap_heap *heap, char *buf, size_t len);
 
-/* Builds sources (count of them) with the allocator source prepended and the heap's
+/** Builds sources (count of them) with the allocator source prepended and the heap's
  * options followed by options (may be NULL). On CLHEAP_ERROR_BUILD_FAILED the build log
  * is in log (if not NULL) and no program is returned. */
 clheap_status clheap_heap_build_program(clheap_heap *heap, size_t count, const char **sources,
                                         const char *options, cl_program *program, char *log,
                                         size_t log_len);
 
-/* clSetKernelArg(kernel, index, the heap buffer). */
+/** clSetKernelArg(kernel, index, the heap buffer). */
 clheap_status clheap_heap_set_kernel_arg(const clheap_heap *heap, cl_kernel kernel, cl_uint index);
 
-/* Reads the header's counters (blocking). Each counter has its status
+/** Reads the header's counters (blocking). Each counter has its status
  * (CLHEAP_DEVICE_ERROR_LIST in clheap/vocabulary.h); the answer is that of the first
  * non-zero one in this order, the program's mistakes before the heap's limits:
  *   CLHEAP_ERROR_DEVICE_BAD_FREE      a free was refused (outside, unaligned, not an
@@ -154,7 +155,7 @@ clheap_status clheap_heap_set_kernel_arg(const clheap_heap *heap, cl_kernel kern
  * else CLHEAP_SUCCESS. errors (may be NULL) gets every counter. */
 clheap_status clheap_heap_read_errors(clheap_heap *heap, clheap_heap_errors *errors);
 
-/* Makes the heap new_size_bytes large: a larger buffer, the contents copied on the device
+/** Makes the heap new_size_bytes large: a larger buffer, the contents copied on the device
  * and the new space given to the allocator's free structures. Every offset kept stays
  * valid; pointers do not, nor kernel arguments set before: set them again with
  * clheap_heap_set_kernel_arg. A size not larger than the current one:
@@ -167,10 +168,10 @@ clheap_status clheap_heap_read_errors(clheap_heap *heap, clheap_heap_errors *err
  * on the heap's queue; returns when the new buffer is complete. */
 clheap_status clheap_heap_grow(clheap_heap *heap, uint64_t new_size_bytes);
 
-/* The heap's size in bytes (as created or last grown). */
+/** The heap's size in bytes (as created or last grown). */
 uint64_t clheap_heap_size(const clheap_heap *heap);
 
-/* The grow policy's step, after a kernel: if a device malloc returned NULL since the last
+/** The grow policy's step, after a kernel: if a device malloc returned NULL since the last
  * call, grows the heap by config.grow (and sets *grew), then clears the NULL counter, so
  * that retrying the failed work and calling this again tells whether it fitted. If
  * mallocs failed and the policy allows no growth: CLHEAP_ERROR_DEVICE_OUT_OF_MEMORY. The
@@ -178,27 +179,27 @@ uint64_t clheap_heap_size(const clheap_heap *heap);
  *   do { run(work); clheap_heap_grow_if_needed(heap, &grew); work = what failed; } while (grew); */
 clheap_status clheap_heap_grow_if_needed(clheap_heap *heap, int *grew);
 
-/* Reads the heap back and walks it: exact, and as slow as reading the buffer. */
+/** Reads the heap back and walks it: exact, and as slow as reading the buffer. */
 clheap_status clheap_heap_calculate_stats(clheap_heap *heap, clheap_heap_stats *stats);
 
-/* Reads the heap back and verifies the invariants documented in cl/clheap_layout.h and
+/** Reads the heap back and verifies the invariants documented in cl/clheap_layout.h and
  * cl/clheap_circular.h. Call it between kernels (never while one runs). Returns
  * CLHEAP_ERROR_HEAP_CORRUPT with the first violation in what. */
 clheap_status clheap_heap_check(clheap_heap *heap, char *what, size_t what_len);
 
-/* Bitmap allocators: clears upper-level bitmap bits that stand over empty containers and
+/** Bitmap allocators: clears upper-level bitmap bits that stand over empty containers and
  * active marks of full blocks (both allowed while kernels run; see cl/clheap_bitmap.h),
  * so that every level agrees exactly with the one below. Reads back and writes the
  * bitmaps (blocking). Other allocators: nothing to do. *repaired (may be NULL) counts. */
 clheap_status clheap_heap_repair(clheap_heap *heap, uint64_t *repaired);
 
-/* TierAlloc: enqueues a kernel that ends every run the small tier's fast path holds
+/** TierAlloc: enqueues a kernel that ends every run the small tier's fast path holds
  * and frees the slots they had not handed out, so that blocks holding no object go back
  * to the page tier (malloc does this itself before it would report the heap full;
  * parallel_do does it first). Other allocators: nothing to do. Non-blocking. */
 clheap_status clheap_heap_trim(clheap_heap *heap);
 
-/* BlockAlloc: runs `kernel` once for every object of size class `class_index` live when
+/** BlockAlloc: runs `kernel` once for every object of size class `class_index` live when
  * the call is made (objects created meanwhile are not visited). The kernel's argument
  * blocks_arg gets the block list (__global const uint *) and blocks_arg + 1 the block
  * count (uint); work-item i serves slot i % 64 of block i / 64: in the kernel,
@@ -207,14 +208,14 @@ clheap_status clheap_heap_trim(clheap_heap *heap);
 clheap_status clheap_heap_parallel_do(clheap_heap *heap, uint32_t class_index, cl_kernel kernel,
                                       cl_uint blocks_arg, size_t local_size);
 
-/* BlockAlloc: the first frames of every allocated block of class class_index, listed on
+/** BlockAlloc: the first frames of every allocated block of class class_index, listed on
  * the host by walking the class's hierarchical bitmap and skipping empty containers
  * (reads the heap back). Writes at most cap; *count gets how many there are.
  * BitmapAlloc: class_index must be 0 and the list is of the free slots. */
 clheap_status clheap_heap_indices(clheap_heap *heap, uint32_t class_index, uint32_t *out, size_t cap,
                                   size_t *count);
 
-/* Host-enqueued allocations (the address buffering of paper 003): `count` mallocs run
+/** Host-enqueued allocations (the address buffering of paper 003): `count` mallocs run
  * on the device in `queue` (NULL: the heap's queue) after the wait list, and the host
  * does not wait. Request i asks for `size` bytes, or for sizes[i] if `sizes` (a buffer
  * of at least count uint32 sizes) is not NULL; its offset in 16-byte units lands in
@@ -229,7 +230,7 @@ clheap_status clheap_heap_enqueue_malloc(clheap_heap *heap, cl_command_queue que
                                          cl_mem sizes, cl_mem handles, size_t first_index, cl_uint num_events,
                                          const cl_event *wait_list, cl_event *event);
 
-/* Frees the allocations whose offsets are entries [first_index, first_index + count) of
+/** Frees the allocations whose offsets are entries [first_index, first_index + count) of
  * `handles` (entries of 0 are skipped) and sets those entries to 0, on the device, in
  * queue order, like clheap_heap_enqueue_malloc; allocations a kernel made can be freed
  * this way, and the reverse. Bad offsets are counted as device bad frees. Errors as for
@@ -239,7 +240,7 @@ clheap_status clheap_heap_enqueue_free(clheap_heap *heap, cl_command_queue queue
                                        size_t first_index, cl_uint num_events, const cl_event *wait_list,
                                        cl_event *event);
 
-/* The stats as one JSON object in the shape of clheap_cache_stats_json's (buffer rules
+/** The stats as one JSON object in the shape of clheap_cache_stats_json's (buffer rules
  * there): {"kind": "heap", "version": 2, "used_bytes", "free_bytes", the allocator and
  * the other stats, "errors": {the device's counters (clheap/vocabulary.h)}}. */
 clheap_status clheap_heap_stats_json(const clheap_heap_stats *stats, char *buf, size_t len,

@@ -1,4 +1,5 @@
-/* clheap status codes: one vocabulary for host calls and device-heap error counters.
+/** \file
+ * clheap status codes: one vocabulary for host calls and device-heap error counters.
  *
  * CLHEAP_SUCCESS is 0. OpenCL errors (negative) are passed through unchanged, so a
  * caller can compare a clheap_status with CL_OUT_OF_RESOURCES directly. clheap's own
@@ -12,7 +13,7 @@ extern "C" {
 
 typedef int clheap_status;
 
-/* X(name, value, explanation) */
+/** X(name, value, explanation) */
 #define CLHEAP_STATUS_LIST(X)                                                                    \
     X(CLHEAP_SUCCESS, 0, "success")                                                              \
     X(CLHEAP_ERROR_INVALID_ARGUMENT, 1001, "an argument is NULL or out of its documented range") \
@@ -55,7 +56,7 @@ typedef int clheap_status;
 enum clheap_status_code { CLHEAP_STATUS_LIST(CLHEAP_STATUS_ENUM_ENTRY) };
 #undef CLHEAP_STATUS_ENUM_ENTRY
 
-/* A static, never-NULL English explanation: clheap's own codes, the OpenCL error
+/** A static, never-NULL English explanation: clheap's own codes, the OpenCL error
  * codes by name, and "unknown status" for anything else. */
 const char *clheap_status_string(clheap_status status);
 
