@@ -2,7 +2,7 @@
  * Usage: clheap-bench [--quick] [--cold] [--runs N] [--csv DIR] [--only ALLOCATOR[,...]] [--heap-mib N] [--options STR] [TEST...]
  * --options: extra OpenCL build options for the heaps' programs (an allocator's compile-time
  * tunables, such as -DCLHEAP_BLOCK_FAST_TRIES=8), so a variant needs no rebuild.
- * Tests: cache, throughput, registers, papers (AD, ACD, P), linux, oom, freeheap. No test named: all. */
+ * Tests: cache, throughput, registers, papers (AD, ACD, P), linux, oom, freeheap, churn. No test named: all. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +21,7 @@ static const bench_test tests[] = {
     {"linux", bench_linux_scalability},
     {"oom", bench_oom},
     {"freeheap", bench_freeheap},
+    {"churn", bench_churn},
 };
 enum { TEST_COUNT = sizeof tests / sizeof tests[0] };
 
