@@ -109,6 +109,52 @@ static CLHEAP_INLINE int clheap_try_claim(CLHEAP_GLOBAL clheap_u32 *h, int fused
     return 0;
 }
 
+/* The chunk at o is ours (used, claimed or being freed; its next in *next): swallows its
+ * successor if that one is free. Lock it first (it stays a valid, used header that
+ * walkers pass through), relink past it, and only then mark it dead, so no live header
+ * points at a dead one for longer than two stores even if this work-item is
+ * descheduled. Returns whether it merged. */
+static CLHEAP_INLINE int clheap_circular_absorb_next(CLHEAP_GLOBAL clheap_u32 *h, int fused, int multi,
+                                                     clheap_u32 o, clheap_u32 sentinel, clheap_u32 *next)
+{
+    if (*next == sentinel)
+        return 0;
+    if (fused) {
+        CLHEAP_GLOBAL clheap_u64 *after = clheap_fused_word(h, *next);
+        clheap_u64 wn = clheap_load64(after);
+        if ((clheap_u32)(wn >> 32) != CLHEAP_TAG(*next) || ((clheap_u32)wn & CLHEAP_FUSED_USED_BIT) ||
+            clheap_cas64(after, wn, wn | CLHEAP_FUSED_USED_BIT) != wn)
+            return 0;
+        *next = (clheap_u32)wn & CLHEAP_FUSED_NEXT_MASK;
+        clheap_store64(clheap_fused_word(h, o), clheap_fused(o, 1u, *next));
+        clheap_fence_release();
+        clheap_store64(after, (clheap_u64)CLHEAP_FLAG_DEAD);
+    } else {
+        CLHEAP_GLOBAL clheap_u32 *after = clheap_chunk(h, *next);
+        if (clheap_cas32(after + CLHEAP_CHUNK_WORD_FLAG, CLHEAP_FLAG_FREE(*next), CLHEAP_FLAG_USED(*next)) !=
+            CLHEAP_FLAG_FREE(*next))
+            return 0;
+        clheap_fence_acquire();
+        *next = clheap_load32(after + CLHEAP_CHUNK_WORD_NEXT);
+        clheap_store32(clheap_chunk(h, o) + CLHEAP_CHUNK_WORD_NEXT, *next); /* relink, then kill */
+        clheap_fence_release();
+        clheap_store32(after + CLHEAP_CHUNK_WORD_FLAG, CLHEAP_FLAG_DEAD);
+    }
+    clheap_store32(clheap_rover(h, multi), *next);
+    return 1;
+}
+
+/* Marks the chunk at o (ours, its next `next`) free: the merged next is visible first. */
+static CLHEAP_INLINE void clheap_circular_release(CLHEAP_GLOBAL clheap_u32 *h, int fused, clheap_u32 o,
+                                                  clheap_u32 next)
+{
+    clheap_fence_release();
+    if (fused)
+        clheap_store64(clheap_fused_word(h, o), clheap_fused(o, 0u, next));
+    else
+        clheap_store32(clheap_chunk(h, o) + CLHEAP_CHUNK_WORD_FLAG, CLHEAP_FLAG_FREE(o));
+}
+
 /* Claims a chunk of at least `need` units (header included), splitting off the rest,
  * and moves the roving offset past it. Returns the chunk's header unit and, in *end, the
  * unit where it ends; 0 if nothing fits, with *why the header counter that explains it
@@ -218,24 +264,8 @@ static CLHEAP_INLINE void clheap_circular_free(CLHEAP_GLOBAL clheap_u32 *h, CLHE
             return;
         }
         next = (clheap_u32)w & CLHEAP_FUSED_NEXT_MASK;
-        if (next != sentinel) {
-            CLHEAP_GLOBAL clheap_u64 *after = clheap_fused_word(h, next);
-            clheap_u64 wn = clheap_load64(after);
-            /* Swallow the successor if it is free. Lock it first (it stays a valid,
-             * used header that walkers pass through), relink past it, and only then
-             * mark it dead, so no live header points at a dead one for longer than
-             * two stores even if this work-item is descheduled. */
-            if ((clheap_u32)(wn >> 32) == CLHEAP_TAG(next) && !((clheap_u32)wn & CLHEAP_FUSED_USED_BIT) &&
-                clheap_cas64(after, wn, wn | CLHEAP_FUSED_USED_BIT) == wn) {
-                next = (clheap_u32)wn & CLHEAP_FUSED_NEXT_MASK;
-                clheap_store64(clheap_fused_word(h, o), clheap_fused(o, 1u, next));
-                clheap_fence_release();
-                clheap_store64(after, (clheap_u64)CLHEAP_FLAG_DEAD);
-                clheap_store32(clheap_rover(h, multi), next);
-            }
-        }
-        clheap_fence_release();
-        clheap_store64(clheap_fused_word(h, o), clheap_fused(o, 0u, next));
+        clheap_circular_absorb_next(h, fused, multi, o, sentinel, &next);
+        clheap_circular_release(h, fused, o, next);
         return;
     }
     CLHEAP_GLOBAL clheap_u32 *c = clheap_chunk(h, o);
@@ -249,20 +279,8 @@ static CLHEAP_INLINE void clheap_circular_free(CLHEAP_GLOBAL clheap_u32 *h, CLHE
         return;
     }
     next = clheap_load32(c + CLHEAP_CHUNK_WORD_NEXT);
-    if (next != sentinel) {
-        CLHEAP_GLOBAL clheap_u32 *after = clheap_chunk(h, next);
-        if (clheap_cas32(after + CLHEAP_CHUNK_WORD_FLAG, CLHEAP_FLAG_FREE(next),
-                         CLHEAP_FLAG_USED(next)) == CLHEAP_FLAG_FREE(next)) {
-            clheap_fence_acquire();
-            clheap_u32 after_next = clheap_load32(after + CLHEAP_CHUNK_WORD_NEXT);
-            clheap_store32(c + CLHEAP_CHUNK_WORD_NEXT, after_next); /* relink, then kill */
-            clheap_fence_release();
-            clheap_store32(after + CLHEAP_CHUNK_WORD_FLAG, CLHEAP_FLAG_DEAD);
-            clheap_store32(clheap_rover(h, multi), after_next);
-        }
-    }
-    clheap_fence_release(); /* the merged next is visible before the chunk is free */
-    clheap_store32(c + CLHEAP_CHUNK_WORD_FLAG, CLHEAP_FLAG_FREE(o));
+    clheap_circular_absorb_next(h, fused, multi, o, sentinel, &next);
+    clheap_circular_release(h, fused, o, next);
 }
 
 /* ---- pre-splitting (eq. 1) ------------------------------------------------------
