@@ -4,7 +4,8 @@
  * fragmenting into free chunks that never merge). Every work-item mallocs 16 - 64 B (the
  * size drawn per launch), writes its id over every word, reads them back and frees; a
  * launch is verified by its NULL and overwritten-word counts. Per allocator that frees
- * concurrently: the first, median and last launch, and last / first. */
+ * concurrently: the first, median and last launch, last / first, and the free chunks the
+ * heap's walk finds at the end (the CircularMalloc family's fragmentation). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,8 +30,8 @@ int bench_churn(bench_env *env)
     FILE *csv = bench_csv_open(env, "churn", "allocator,work_items,launch,seconds,nulls,wrong");
     printf("churn: %d launches of %zu work-items each malloc 16 - 64 B, write, check and free (%llu MiB heap)\n",
            launches, items, (unsigned long long)(heap_bytes >> 20));
-    printf("  %-12s %12s %12s %12s %10s %8s %8s\n", "allocator", "first ms", "median ms", "last ms", "last/first",
-           "NULLs", "wrong");
+    printf("  %-12s %12s %12s %12s %10s %8s %8s %12s\n", "allocator", "first ms", "median ms", "last ms",
+           "last/first", "NULLs", "wrong", "free chunks");
     int failures = 0;
     double *times = malloc((size_t)launches * sizeof *times), *sorted = malloc((size_t)launches * sizeof *sorted);
     if (!times || !sorted)
@@ -86,15 +87,18 @@ int bench_churn(bench_env *env)
         }
         char what[256] = "";
         clheap_status sound = clheap_heap_check(heap, what, sizeof what);
+        clheap_heap_stats stats = {0};
+        if (sound == CLHEAP_SUCCESS)
+            sound = clheap_heap_calculate_stats(heap, &stats);
         if (err != CL_SUCCESS || wrong || sound != CLHEAP_SUCCESS) {
             printf("  %-12s FAILED: %s%s%ld words overwritten\n", clheap_allocator_name((clheap_allocator)a),
                    err != CL_SUCCESS ? "OpenCL error; " : "", sound != CLHEAP_SUCCESS ? what : "", wrong);
             failures++;
         } else {
             memcpy(sorted, times, (size_t)launches * sizeof *times);
-            printf("  %-12s %12.3f %12.3f %12.3f %10.2f %8ld %8ld\n", clheap_allocator_name((clheap_allocator)a),
+            printf("  %-12s %12.3f %12.3f %12.3f %10.2f %8ld %8ld %12llu\n", clheap_allocator_name((clheap_allocator)a),
                    times[0] * 1e3, bench_median(sorted, launches) * 1e3, times[launches - 1] * 1e3,
-                   times[launches - 1] / times[0], nulls, wrong);
+                   times[launches - 1] / times[0], nulls, wrong, (unsigned long long)stats.free_chunks);
         }
         clReleaseMemObject(counts);
         clReleaseKernel(kernel);
