@@ -23,7 +23,34 @@
  *    at once, a lost CAS moves on;
  *  - chunk size is checked before the CAS, so walkers do not lock chunks that cannot fit;
  *  - the paper's __threadfence is clheap_fence_release (device scope), and readers
- *    that claimed a chunk use clheap_fence_acquire before reading what it holds. */
+ *    that claimed a chunk use clheap_fence_acquire before reading what it holds;
+ *  - a malloc's walk merges a free chunk too small for it with a free successor
+ *    (CLHEAP_WALK_MERGES): free merges only forward.
+ *
+ * Linearisation points: malloc, the CAS that sets the chunk's used flag (fused: the
+ * used bit beside its tag and next); free, the store that clears it (a double free
+ * reads it clear first); a merge, the CAS that sets the successor's used flag (only the
+ * owner of the chunk before it merges, so two merges never take one successor).
+ *
+ * Happens-before, each edge and the fence that gives it (the device's atomics are
+ * relaxed; the C11 build makes every access acquire/release, which is stronger, so
+ * ThreadSanitizer checks the edges below only as far as each one is also a
+ * store-load pair; the fences named here are what the device relies on):
+ *  - split: the rest's header is written, clheap_fence_release, then the claimed
+ *    chunk's next is pointed at it. A walker that reads that next (a plain load of a
+ *    word it then follows) finds a complete header, or the tag check sends it back.
+ *  - free: the merged next is stored, clheap_fence_release, then the used flag
+ *    cleared. A malloc whose CAS sees it clear (after clheap_fence_acquire) reads the
+ *    merged next, and the freed payload's last writes came before that release.
+ *  - merge: the successor's used flag is set by CAS (after which clheap_fence_acquire,
+ *    for its next), the owner's next is relinked past it, clheap_fence_release, and
+ *    only then the successor's header is killed (FLAG_DEAD). A walker holding the
+ *    successor's offset either reads a valid used header (and passes through) or a dead
+ *    one (the tag check restarts it); it never follows a next into the merged payload
+ *    without the tag check.
+ *  - warp-coalesced malloc (cl/clheap.cl): the leader writes every part's header,
+ *    clheap_fence_release, links the chain, and a warp sync orders all of it before any
+ *    lane uses its address. */
 #ifndef CLHEAP_CIRCULAR_H
 #define CLHEAP_CIRCULAR_H
 
