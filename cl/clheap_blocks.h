@@ -25,7 +25,22 @@
  *     the block is re-activated if a free landed meanwhile, so at kernel end every
  *     allocated block that is not full is active (a full block may still be marked
  *     active; malloc skips it and clears the mark);
- *   - bitmap hierarchy updates follow cl/clheap_bitmap.h's rules. */
+ *   - bitmap hierarchy updates follow cl/clheap_bitmap.h's rules.
+ *
+ * Happens-before, each edge and the fence that gives it (device atomics are relaxed;
+ * the C11 build's acquire/release accesses are stronger, see cl/clheap_circular.h):
+ *   - opening (clheap_block_new): the frames' owners, the class and the iteration
+ *     bitmap are written, clheap_fence_release, then the allocation bitmap that makes
+ *     slots reservable, clheap_fence_release, then the block is listed. A reserver's OR
+ *     on the allocation bitmap is followed by clheap_fence_acquire and a re-read of the
+ *     class: it sees this block's class or a later one, and rolls back if it changed.
+ *   - invalidation: the OR that sets every slot bit is the point after which no slot can
+ *     be reserved; the class is then stored 0, clheap_fence_release, and the frames go
+ *     back to the free bitmap or the page tier, whose next taker uses
+ *     clheap_fence_acquire before writing headers, so its writes follow ours.
+ *   - free: the AND that clears a slot's bit comes after the user's last accesses to it
+ *     in the freeing work-item; the next reserver's OR reads that AND's result (the
+ *     same word), and its user's writes follow. */
 #ifndef CLHEAP_BLOCKS_H
 #define CLHEAP_BLOCKS_H
 
