@@ -323,6 +323,9 @@ static CLHEAP_INLINE void clheap_blocks_free_warp(__global clheap_u32 *h, __glob
                    (clheap_ptx_match(peers, slot) & ((1u << lane) - 1u)) != 0u;
     clheap_u64 old = 0;
     if (lane == leader) {
+        /* The lanes' last writes to their slots (ordered before the leader's by the warp
+         * sync above) before the slots can be reserved again: see cl/clheap_blocks.h. */
+        clheap_fence_release();
         old = clheap_and64(clheap_block_alloc_bits(h, frame), ~bits);
         if (old & bits)
             clheap_block_after_release(h, frame, cls - 1u, old, old & bits);

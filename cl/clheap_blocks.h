@@ -38,9 +38,11 @@
  *     be reserved; the class is then stored 0, clheap_fence_release, and the frames go
  *     back to the free bitmap or the page tier, whose next taker uses
  *     clheap_fence_acquire before writing headers, so its writes follow ours.
- *   - free: the AND that clears a slot's bit comes after the user's last accesses to it
- *     in the freeing work-item; the next reserver's OR reads that AND's result (the
- *     same word), and its user's writes follow. */
+ *   - free: the user's last writes to the slot, clheap_fence_release, then the AND that
+ *     clears its bit (on NVIDIA the warp's lanes reach the leader's fence through the
+ *     warp sync before it); the next reserver's OR reads that AND's result (the same
+ *     word), so its user's writes land after ours. Without the fence a write still in
+ *     flight from the freeing work-item could land on the next owner's data. */
 #ifndef CLHEAP_BLOCKS_H
 #define CLHEAP_BLOCKS_H
 
@@ -86,6 +88,7 @@ static CLHEAP_INLINE void clheap_bitmap_free(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP
         clheap_count_error(h, CLHEAP_HDR_ERR_FREE_NOT_CHUNK);
         return;
     }
+    clheap_fence_release(); /* the slot's last writes before it can be taken again */
     if (!clheap_bm_try_set(h, CLHEAP_BM_FREE, (unit - first) / slot_units))
         clheap_count_error(h, CLHEAP_HDR_ERR_DOUBLE_FREE);
 }
@@ -418,6 +421,7 @@ static CLHEAP_INLINE void clheap_block_free_slot(CLHEAP_GLOBAL clheap_u32 *h, cl
                                                  clheap_u32 slot)
 {
     clheap_u64 bit = (clheap_u64)1 << slot;
+    clheap_fence_release(); /* the freed slot's last writes before it can be reserved again */
     clheap_u64 old = clheap_and64(clheap_block_alloc_bits(h, frame), ~bit);
     if (!(old & bit))
         clheap_count_error(h, CLHEAP_HDR_ERR_DOUBLE_FREE);
