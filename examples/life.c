@@ -17,7 +17,10 @@
  * FreeHeap serves one work-item at a time by design); --allocator all runs them in turn.
  * Usage: clheap-life [--size N (256)] [--generations G (64)] [--check-every K (1)]
  *                    [--allocator NAME|all (TierAlloc)] [--heap-mib M (the start's
- *                    objects 8 times over)] [--csv FILE] */
+ *                    objects 8 times over)] [--fit] [--csv FILE]
+ * --fit: the heap stays at --heap-mib, and the largest torus (to 8 cells, or 1/16) whose
+ * game runs the generations verified in it is searched, per allocator (the space
+ * efficiency test of DynaSOAr's paper). */
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -158,10 +161,11 @@ typedef struct world {
     cl_command_queue queue;
     cl_device_id device;
     uint32_t n, generations, check_every, heap_mib;
+    int fixed; /* --fit: the heap never grows */
 } world;
 
 typedef struct outcome {
-    int ok;
+    int ok, full; /* full: mallocs got NULL that no growth could answer */
     double heap_ms, static_ms; /* per generation */
     uint32_t alive, peak_objects, growths;
     uint64_t heap_bytes;
@@ -188,9 +192,9 @@ static void set_args(clheap_heap *heap, cl_kernel kernel, int count, ...)
 }
 #define ARG(x) sizeof(x), (const void *)&(x)
 
-/* Runs an idempotent kernel (its argument heap_arg the heap) until its mallocs get no
- * NULL, growing the heap by its policy in between; counters come back read. 0 if NULLs
- * remain after 16 tries. */
+/* Runs an idempotent kernel (argument 0 the heap) until its mallocs get no NULL,
+ * growing the heap by its policy in between (a heap that may not grow is tried again
+ * as it is); counters come back read. 0 if NULLs remain after 16 tries. */
 static int run_until_no_nulls(clheap_heap *heap, cl_command_queue queue, cl_kernel kernel, uint32_t items,
                               cl_mem counter_buf, cl_uint *counters, uint32_t *growths)
 {
@@ -201,7 +205,9 @@ static int run_until_no_nulls(clheap_heap *heap, cl_command_queue queue, cl_kern
         if (!counters[NULLS])
             return 1;
         int grew = 0;
-        CHECK(clheap_heap_grow_if_needed(heap, &grew));
+        clheap_status grown = clheap_heap_grow_if_needed(heap, &grew);
+        if (grown != CLHEAP_ERROR_DEVICE_OUT_OF_MEMORY) /* that one: no growth allowed */
+            CHECK(grown);
         *growths += (uint32_t)grew;
         counters[NULLS] = 0;
         CHECK(clEnqueueWriteBuffer(queue, counter_buf, CL_TRUE, 0, sizeof(cl_uint), &counters[NULLS], 0, NULL, NULL));
@@ -224,7 +230,7 @@ static uint64_t heap_objects(clheap_heap *heap)
 
 static outcome play(const world *w, clheap_allocator allocator)
 {
-    outcome r = {1, 0, 0, 0, 0, 0, 0};
+    outcome r = {1, 0, 0, 0, 0, 0, 0, 0};
     uint32_t n = w->n, cells = n * n, count = 0;
     for (uint32_t c = 0; c < cells; c++)
         count += (uint32_t)soup(c, n);
@@ -238,7 +244,7 @@ static outcome play(const world *w, clheap_allocator allocator)
     if (w->heap_mib)
         config.size_bytes = (uint64_t)w->heap_mib << 20;
     config.slot_bytes = 16; /* BitmapAlloc: the objects' size */
-    config.grow.factor = 2.0;
+    config.grow.factor = w->fixed ? 0.0 : 2.0;
     config.grow.max_bytes = (uint64_t)cells * 16 * 8 + (64u << 20);
     clheap_heap *heap = NULL;
     CHECK(clheap_heap_create(w->context, w->device, w->queue, &config, &heap));
@@ -274,7 +280,8 @@ static outcome play(const world *w, clheap_allocator allocator)
     CHECK(clEnqueueWriteBuffer(w->queue, grids[0], CL_TRUE, 0, cells, ref, 0, NULL, NULL));
     set_args(heap, init, 5, ARG(map), ARG(lists[0]), ARG(start_buf), ARG(count), ARG(counter_buf));
     r.ok = run_until_no_nulls(heap, w->queue, init, count, counter_buf, counters, &r.growths);
-    if (!r.ok)
+    r.full = !r.ok;
+    if (!r.ok && !w->fixed)
         fprintf(stderr, "%s: %u of the start's %u objects still NULL\n", clheap_allocator_name(allocator),
                 counters[NULLS], count);
     count = counters[LISTED];
@@ -286,8 +293,11 @@ static outcome play(const world *w, clheap_allocator allocator)
         CHECK(clEnqueueWriteBuffer(w->queue, counter_buf, CL_FALSE, 0, sizeof counters, counters, 0, NULL, NULL));
         set_args(heap, spawn, 5, ARG(map), ARG(lists[cur]), ARG(count), ARG(n), ARG(counter_buf));
         if (!run_until_no_nulls(heap, w->queue, spawn, count, counter_buf, counters, &r.growths)) {
-            fprintf(stderr, "generation %u: %u candidates still NULL\n", g, counters[NULLS]);
+            if (!w->fixed)
+                fprintf(stderr, "generation %u: %u candidates still NULL\n", g, counters[NULLS]);
             r.ok = 0;
+            r.full = 1;
+            count = counters[LISTED]; /* the batch free below takes the candidates too */
             break;
         }
         uint32_t listed = counters[LISTED];
@@ -348,6 +358,7 @@ static outcome play(const world *w, clheap_allocator allocator)
     if (read < 0)
         CHECK(read);
     if (left || errors.double_free || errors.free_not_chunk || errors.free_outside || errors.bad_size) {
+        r.full = 0; /* a failure of its own, whatever else happened */
         printf("%s: after the batch free the heap holds %llu objects; bad frees %u\n", clheap_allocator_name(allocator),
                (unsigned long long)left, errors.double_free + errors.free_not_chunk + errors.free_outside);
         r.ok = 0;
@@ -374,11 +385,14 @@ int main(int argc, char **argv)
     w.generations = (uint32_t)arg_int(argc, argv, "--generations", 64);
     w.check_every = (uint32_t)arg_int(argc, argv, "--check-every", 1);
     w.heap_mib = (uint32_t)arg_int(argc, argv, "--heap-mib", 0);
+    w.fixed = 0;
+    for (int i = 1; i < argc; i++)
+        w.fixed |= strcmp(argv[i], "--fit") == 0;
     const char *which = arg_str(argc, argv, "--allocator", clheap_allocator_name(CLHEAP_DEFAULT_ALLOCATOR));
     const char *csv_path = arg_str(argc, argv, "--csv", NULL);
-    if (w.n < 8 || w.n > 32768 || w.generations < 1 || w.check_every < 1) {
+    if (w.n < 8 || w.n > 32768 || w.generations < 1 || w.check_every < 1 || (w.fixed && !w.heap_mib)) {
         fprintf(stderr, "usage: %s [--size N (8..32768)] [--generations G] [--check-every K] "
-                        "[--allocator NAME|all] [--heap-mib M] [--csv FILE]\n", argv[0]);
+                        "[--allocator NAME|all] [--heap-mib M] [--fit] [--csv FILE]\n", argv[0]);
         return 2;
     }
     cl_platform_id platform;
@@ -406,6 +420,27 @@ int main(int argc, char **argv)
         if (i && order[i] == CLHEAP_DEFAULT_ALLOCATOR)
             continue;
         ran++;
+        if (w.fixed) { /* the largest torus whose game fits the heap as it is */
+            uint32_t fits = 0, fails = 0;
+            outcome r = {0};
+            for (w.n = 64; w.n <= 32768; w.n *= 2) {
+                if (!(r = play(&w, order[i])).ok)
+                    break;
+                fits = w.n;
+            }
+            fails = w.n;
+            while (r.full && fails - fits > 8 && fails - fits > fits / 16) { /* halve the gap, in steps of 8 */
+                w.n = (fits + fails) / 2 / 8 * 8;
+                if ((r = play(&w, order[i])).ok)
+                    fits = w.n;
+                else
+                    fails = w.n;
+            }
+            printf("%-12s %u MiB heap, %u generations: the largest torus that fits is %ux%u%s\n", a, w.heap_mib,
+                   w.generations, fits, fits, r.full || r.ok ? "" : " (a larger one FAILED for another reason)");
+            ok = ok && (r.full || r.ok) && fits > 0;
+            continue;
+        }
         outcome r = play(&w, order[i]);
         printf("%-12s %ux%u, %u generations: %u alive at the end (peak %u objects), heap %.3f ms / generation, "
                "static %.3f ms (%.2fx), heap grown to %llu MiB (%u growths): %s\n",
