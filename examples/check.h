@@ -1,10 +1,13 @@
-/* The examples' error handling: any clheap or OpenCL failure ends the program with the
- * call and its explanation. (A library never exits; a demo may.) */
+/* What the examples share: their error handling (any clheap or OpenCL failure ends the
+ * program with the call and its explanation; a library never exits, a demo may), their
+ * command-line options, and the count of a heap's objects they check. */
 #ifndef CLHEAP_EXAMPLES_CHECK_H
 #define CLHEAP_EXAMPLES_CHECK_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "clheap/clheap.h"
 
@@ -28,6 +31,58 @@ static inline cl_program build_or_exit(clheap_heap *heap, const char *source)
         fprintf(stderr, "%s\n", log);
     CHECK(built);
     return program;
+}
+
+static inline cl_kernel kernel_or_exit(cl_program program, const char *name)
+{
+    cl_int err;
+    cl_kernel kernel = clCreateKernel(program, name, &err);
+    CHECK(err);
+    return kernel;
+}
+
+static inline cl_mem buffer_or_exit(cl_context context, cl_mem_flags flags, size_t bytes, void *host)
+{
+    cl_int err;
+    cl_mem buffer = clCreateBuffer(context, flags, bytes, host, &err);
+    CHECK(err);
+    return buffer;
+}
+
+/* The value after option `name`, or fallback. */
+static inline const char *arg_str(int argc, char **argv, const char *name, const char *fallback)
+{
+    for (int i = 1; i + 1 < argc; i++)
+        if (strcmp(argv[i], name) == 0)
+            return argv[i + 1];
+    return fallback;
+}
+
+static inline int arg_int(int argc, char **argv, const char *name, int fallback)
+{
+    const char *value = arg_str(argc, argv, name, NULL);
+    return value ? atoi(value) : fallback;
+}
+
+/* Whether the flag `name` is given. */
+static inline int arg_flag(int argc, char **argv, const char *name)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+/* Objects a heap holds: its classes' objects and large allocations (BlockAlloc,
+ * TierAlloc: their used slots also count slots that runs hold back), else its chunks. */
+static inline unsigned long long live_objects(const clheap_heap_stats *s)
+{
+    if (!s->class_count)
+        return s->used_chunks;
+    unsigned long long n = s->large_count;
+    for (uint32_t c = 0; c < s->class_count; c++)
+        n += s->class_objects[c];
+    return n;
 }
 
 #endif

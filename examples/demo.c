@@ -45,18 +45,6 @@ static const char *heap_source =
     "    out[i] = sum;\n"
     "}\n";
 
-/* Objects a heap holds: its classes' objects and large allocations (BlockAlloc,
- * TierAlloc: their used slots also count slots that runs hold back), else its chunks. */
-static unsigned long long live_objects(const clheap_heap_stats *s)
-{
-    if (!s->class_count)
-        return s->used_chunks;
-    unsigned long long n = s->large_count;
-    for (uint32_t c = 0; c < s->class_count; c++)
-        n += s->class_objects[c];
-    return n;
-}
-
 /* Paths 2 and 3 on one device heap with the default allocator; the host buffers they
  * use come from the cache. Returns whether every check held. */
 static int heap_paths(cl_context context, cl_device_id device, cl_command_queue queue, clheap_cache *cache)

@@ -119,22 +119,6 @@ static const char *kernel_source =
 
 enum { NULLS, LISTED, KEPT };
 
-static int arg_int(int argc, char **argv, const char *name, int fallback)
-{
-    for (int i = 1; i + 1 < argc; i++)
-        if (strcmp(argv[i], name) == 0)
-            return atoi(argv[i + 1]);
-    return fallback;
-}
-
-static const char *arg_str(int argc, char **argv, const char *name, const char *fallback)
-{
-    for (int i = 1; i + 1 < argc; i++)
-        if (strcmp(argv[i], name) == 0)
-            return argv[i + 1];
-    return fallback;
-}
-
 static double now(void)
 {
     struct timespec t;
@@ -220,60 +204,47 @@ static uint64_t heap_objects(clheap_heap *heap)
 {
     clheap_heap_stats s;
     CHECK(clheap_heap_calculate_stats(heap, &s));
-    if (!s.class_count)
-        return s.used_chunks;
-    uint64_t objects = s.large_count;
-    for (uint32_t c = 0; c < s.class_count; c++)
-        objects += s.class_objects[c];
-    return objects;
+    return live_objects(&s);
 }
 
 static outcome play(const world *w, clheap_allocator allocator)
 {
-    outcome r = {1, 0, 0, 0, 0, 0, 0, 0};
+    outcome r = {.ok = 1};
     uint32_t n = w->n, cells = n * n, count = 0;
+    /* Every cell holds at most one object, so a list of `cells` entries always suffices. */
+    size_t list_bytes = (size_t)cells * sizeof(cl_uint);
+    uint8_t *ref = calloc(cells, 1), *ref_next = calloc(cells, 1), *got = malloc(cells);
+    uint32_t *start = malloc(list_bytes), *got_map = malloc(list_bytes);
+    if (!ref || !ref_next || !got || !start || !got_map)
+        exit(2);
     for (uint32_t c = 0; c < cells; c++)
-        count += (uint32_t)soup(c, n);
+        if ((ref[c] = (uint8_t)soup(c, n)))
+            start[count++] = c;
     clheap_heap_config config = clheap_heap_config_default();
     config.allocator = allocator;
     /* Room for the start's objects eight times over (the pre-split allocators serve small
-     * requests from a share of their pool); later generations grow it when they need. */
-    config.size_bytes = 1u << 20;
+     * requests from a share of their pool), unless --heap-mib; later generations grow it
+     * when they need, unless --fit. */
+    config.size_bytes = w->heap_mib ? (uint64_t)w->heap_mib << 20 : 1u << 20;
     while (!w->heap_mib && config.size_bytes < (uint64_t)count * 16 * 8)
         config.size_bytes *= 2;
-    if (w->heap_mib)
-        config.size_bytes = (uint64_t)w->heap_mib << 20;
     config.slot_bytes = 16; /* BitmapAlloc: the objects' size */
     config.grow.factor = w->fixed ? 0.0 : 2.0;
     config.grow.max_bytes = (uint64_t)cells * 16 * 8 + (64u << 20);
     clheap_heap *heap = NULL;
     CHECK(clheap_heap_create(w->context, w->device, w->queue, &config, &heap));
     cl_program program = build_or_exit(heap, kernel_source);
-    cl_int err;
-    cl_kernel init = clCreateKernel(program, "init", &err), spawn = clCreateKernel(program, "spawn", &err);
-    cl_kernel decide = clCreateKernel(program, "decide", &err), apply = clCreateKernel(program, "apply", &err);
-    cl_kernel verify = clCreateKernel(program, "verify", &err), dense = clCreateKernel(program, "dense", &err);
-    CHECK(err);
-    /* Every cell holds at most one object, so a list of `cells` entries always suffices. */
-    size_t list_bytes = (size_t)cells * sizeof(cl_uint);
-    cl_mem map = clCreateBuffer(w->context, CL_MEM_READ_WRITE, list_bytes, NULL, &err);
-    cl_mem lists[2] = {clCreateBuffer(w->context, CL_MEM_READ_WRITE, list_bytes, NULL, &err),
-                       clCreateBuffer(w->context, CL_MEM_READ_WRITE, list_bytes, NULL, &err)};
-    cl_mem counter_buf = clCreateBuffer(w->context, CL_MEM_READ_WRITE, 3 * sizeof(cl_uint), NULL, &err);
-    cl_mem grids[2] = {clCreateBuffer(w->context, CL_MEM_READ_WRITE, cells, NULL, &err),
-                       clCreateBuffer(w->context, CL_MEM_READ_WRITE, cells, NULL, &err)};
-    CHECK(err);
-    uint8_t *ref = calloc(cells, 1), *ref_next = calloc(cells, 1), *got = malloc(cells);
-    uint32_t *start = malloc(list_bytes), *got_map = malloc(list_bytes);
-    if (!ref || !ref_next || !got || !start || !got_map)
-        exit(2);
-    count = 0;
-    for (uint32_t c = 0; c < cells; c++)
-        if ((ref[c] = (uint8_t)soup(c, n)))
-            start[count++] = c;
-    cl_mem start_buf = clCreateBuffer(w->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                      (count ? count : 1) * sizeof(cl_uint), start, &err);
-    CHECK(err);
+    cl_kernel init = kernel_or_exit(program, "init"), spawn = kernel_or_exit(program, "spawn");
+    cl_kernel decide = kernel_or_exit(program, "decide"), apply = kernel_or_exit(program, "apply");
+    cl_kernel verify = kernel_or_exit(program, "verify"), dense = kernel_or_exit(program, "dense");
+    cl_mem map = buffer_or_exit(w->context, CL_MEM_READ_WRITE, list_bytes, NULL);
+    cl_mem lists[2] = {buffer_or_exit(w->context, CL_MEM_READ_WRITE, list_bytes, NULL),
+                       buffer_or_exit(w->context, CL_MEM_READ_WRITE, list_bytes, NULL)};
+    cl_mem counter_buf = buffer_or_exit(w->context, CL_MEM_READ_WRITE, 3 * sizeof(cl_uint), NULL);
+    cl_mem grids[2] = {buffer_or_exit(w->context, CL_MEM_READ_WRITE, cells, NULL),
+                       buffer_or_exit(w->context, CL_MEM_READ_WRITE, cells, NULL)};
+    cl_mem start_buf = buffer_or_exit(w->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                      (count ? count : 1) * sizeof(cl_uint), start);
     cl_uint zero = 0, counters[3] = {0, 0, 0};
     CHECK(clEnqueueFillBuffer(w->queue, map, &zero, sizeof zero, 0, list_bytes, 0, NULL, NULL));
     CHECK(clEnqueueWriteBuffer(w->queue, counter_buf, CL_TRUE, 0, sizeof counters, counters, 0, NULL, NULL));
@@ -385,9 +356,7 @@ int main(int argc, char **argv)
     w.generations = (uint32_t)arg_int(argc, argv, "--generations", 64);
     w.check_every = (uint32_t)arg_int(argc, argv, "--check-every", 1);
     w.heap_mib = (uint32_t)arg_int(argc, argv, "--heap-mib", 0);
-    w.fixed = 0;
-    for (int i = 1; i < argc; i++)
-        w.fixed |= strcmp(argv[i], "--fit") == 0;
+    w.fixed = arg_flag(argc, argv, "--fit");
     const char *which = arg_str(argc, argv, "--allocator", clheap_allocator_name(CLHEAP_DEFAULT_ALLOCATOR));
     const char *csv_path = arg_str(argc, argv, "--csv", NULL);
     if (w.n < 8 || w.n > 32768 || w.generations < 1 || w.check_every < 1 || (w.fixed && !w.heap_mib)) {
@@ -422,7 +391,7 @@ int main(int argc, char **argv)
         ran++;
         if (w.fixed) { /* the largest torus whose game fits the heap as it is */
             uint32_t fits = 0, fails = 0;
-            outcome r = {0};
+            outcome r = {.ok = 0};
             for (w.n = 64; w.n <= 32768; w.n *= 2) {
                 if (!(r = play(&w, order[i])).ok)
                     break;

@@ -147,14 +147,6 @@ static double triangle_area(const float *t)
     return 0.5 * sqrt(cx * cx + cy * cy + cz * cz);
 }
 
-static int arg_int(int argc, char **argv, const char *name, int fallback)
-{
-    for (int i = 1; i + 1 < argc; i++)
-        if (strcmp(argv[i], name) == 0)
-            return atoi(argv[i + 1]);
-    return fallback;
-}
-
 int main(int argc, char **argv)
 {
     int cells = arg_int(argc, argv, "--cells", 64), frames = arg_int(argc, argv, "--frames", 8);
@@ -183,17 +175,11 @@ int main(int argc, char **argv)
     clheap_heap *heap = NULL;
     CHECK(clheap_heap_create(context, device, queue, &config, &heap));
     cl_program program = build_or_exit(heap, kernel_source);
-    cl_kernel emit = clCreateKernel(program, "emit", &err);
-    CHECK(err);
-    cl_kernel measure = clCreateKernel(program, "measure", &err);
-    CHECK(err);
+    cl_kernel emit = kernel_or_exit(program, "emit"), measure = kernel_or_exit(program, "measure");
     size_t table_bytes = (size_t)chunks * sizeof(cl_uint);
-    cl_mem units = clCreateBuffer(context, CL_MEM_READ_WRITE, table_bytes, NULL, &err);
-    CHECK(err);
-    cl_mem counts = clCreateBuffer(context, CL_MEM_READ_WRITE, table_bytes, NULL, &err);
-    CHECK(err);
-    cl_mem areas = clCreateBuffer(context, CL_MEM_READ_WRITE, (size_t)chunks * sizeof(float), NULL, &err);
-    CHECK(err);
+    cl_mem units = buffer_or_exit(context, CL_MEM_READ_WRITE, table_bytes, NULL);
+    cl_mem counts = buffer_or_exit(context, CL_MEM_READ_WRITE, table_bytes, NULL);
+    cl_mem areas = buffer_or_exit(context, CL_MEM_READ_WRITE, (size_t)chunks * sizeof(float), NULL);
     cl_uint zero = 0;
     CHECK(clEnqueueFillBuffer(queue, units, &zero, sizeof zero, 0, table_bytes, 0, NULL, NULL));
     CHECK(clEnqueueFillBuffer(queue, counts, &zero, sizeof zero, 0, table_bytes, 0, NULL, NULL));
@@ -264,9 +250,7 @@ int main(int argc, char **argv)
     clheap_heap_stats s;
     CHECK(clheap_heap_trim(heap));
     CHECK(clheap_heap_calculate_stats(heap, &s));
-    unsigned long long objects = s.large_count;
-    for (uint32_t c = 0; c < s.class_count; c++)
-        objects += s.class_objects[c];
+    unsigned long long objects = live_objects(&s);
     printf("%d growths to %llu MiB; a buffer per chunk sized for its worst case would take %llu MiB; "
            "after the host's batch free %llu objects remain\n",
            growths, (unsigned long long)(clheap_heap_size(heap) >> 20),
