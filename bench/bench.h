@@ -49,6 +49,10 @@ typedef struct heap_run {
     cl_kernel malloc_k, malloc_mixed_k, free_k, ad_k, acd_k, prob_k, fill_k;
 } heap_run;
 
+/* A heap of config with source built for it (the allocator's source in front, --options
+ * appended); on failure says why, makes nothing and returns 1. */
+int bench_heap_make(bench_env *env, const clheap_heap_config *config, const char *source, clheap_heap **heap,
+                    cl_program *program);
 /* request: the payload (BitmapAlloc's slot size); group: work-group coalescing kernel. */
 int bench_heap_open(bench_env *env, clheap_allocator a, uint64_t bytes, uint32_t request, int group,
                     heap_run *r);

@@ -45,25 +45,17 @@ int bench_churn(bench_env *env)
         config.allocator = (clheap_allocator)a;
         config.size_bytes = heap_bytes;
         config.slot_bytes = 64; /* BitmapAlloc: the largest request */
-        clheap_heap *heap = NULL;
-        clheap_status st = clheap_heap_create(env->context, env->device, env->queue, &config, &heap);
-        if (st != CLHEAP_SUCCESS) {
-            fprintf(stderr, "%s: %s\n", clheap_allocator_name((clheap_allocator)a), clheap_status_string(st));
+        clheap_heap *heap;
+        cl_program program;
+        if (bench_heap_make(env, &config, churn_source, &heap, &program)) {
             failures++;
             continue;
         }
-        static char log[65536];
-        cl_program program = NULL;
-        st = clheap_heap_build_program(heap, 1, &churn_source, env->build_options, &program, log, sizeof log);
-        if (st != CLHEAP_SUCCESS) {
-            fprintf(stderr, "%s\n%s\n", clheap_status_string(st), log);
-            clheap_heap_destroy(heap);
-            failures++;
-            continue;
-        }
-        cl_int err;
-        cl_kernel kernel = clCreateKernel(program, "churn", &err);
+        cl_int err, made;
+        cl_kernel kernel = clCreateKernel(program, "churn", &made);
         cl_mem counts = clCreateBuffer(env->context, CL_MEM_READ_WRITE, 2 * sizeof(cl_uint), NULL, &err);
+        if (made != CL_SUCCESS)
+            err = made;
         cl_uint zero[2] = {0, 0}, got[2] = {0, 0};
         long nulls = 0, wrong = 0;
         for (cl_uint launch = 0; launch < (cl_uint)launches && err == CL_SUCCESS; launch++) {

@@ -144,6 +144,28 @@ long bench_verify_units(const uint32_t *units, size_t n, const uint32_t *sizes, 
     return nulls;
 }
 
+int bench_heap_make(bench_env *env, const clheap_heap_config *config, const char *source, clheap_heap **heap,
+                    cl_program *program)
+{
+    *heap = NULL;
+    *program = NULL;
+    clheap_status st = clheap_heap_create(env->context, env->device, env->queue, config, heap);
+    if (st != CLHEAP_SUCCESS) {
+        fprintf(stderr, "%s: heap of %llu bytes: %s\n", clheap_allocator_name(config->allocator),
+                (unsigned long long)config->size_bytes, clheap_status_string(st));
+        return 1;
+    }
+    static char log[65536];
+    st = clheap_heap_build_program(*heap, 1, &source, env->build_options, program, log, sizeof log);
+    if (st != CLHEAP_SUCCESS) {
+        fprintf(stderr, "%s\n%s\n", clheap_status_string(st), log);
+        clheap_heap_destroy(*heap);
+        *heap = NULL;
+        return 1;
+    }
+    return 0;
+}
+
 int bench_heap_open(bench_env *env, clheap_allocator a, uint64_t bytes, uint32_t request, int group,
                     heap_run *r)
 {
@@ -153,18 +175,8 @@ int bench_heap_open(bench_env *env, clheap_allocator a, uint64_t bytes, uint32_t
     config.size_bytes = bytes;
     config.slot_bytes = (request + 15) / 16 * 16; /* BitmapAlloc: slots of the request size */
     memset(r, 0, sizeof *r);
-    clheap_status st = clheap_heap_create(env->context, env->device, env->queue, &config, &r->heap);
-    if (st != CLHEAP_SUCCESS) {
-        fprintf(stderr, "%s: heap of %llu bytes: %s\n", clheap_allocator_name(a),
-                (unsigned long long)bytes, clheap_status_string(st));
+    if (bench_heap_make(env, &config, bench_kernels, &r->heap, &r->program))
         return 1;
-    }
-    static char log[65536];
-    st = clheap_heap_build_program(r->heap, 1, &bench_kernels, env->build_options, &r->program, log, sizeof log);
-    if (st != CLHEAP_SUCCESS) {
-        fprintf(stderr, "%s\n%s\n", clheap_status_string(st), log);
-        return 1;
-    }
     cl_int err;
     r->malloc_k = clCreateKernel(r->program, group ? "bench_malloc_group" : "bench_malloc", &err);
     r->malloc_mixed_k = clCreateKernel(r->program, group ? "bench_malloc_group" : "bench_malloc_mixed", &err);
