@@ -394,15 +394,17 @@ clheap_status clheap_heap_destroy(clheap_heap *heap)
     return CLHEAP_SUCCESS;
 }
 
-/* read_errors' precedence (heap.h): lower first; 5 for any other status. */
+/* read_errors' precedence (heap.h), lower first; DEVICE_STATUSES for any status that is
+ * no device error (CLHEAP_SUCCESS included). */
+static const clheap_status device_statuses[] = {CLHEAP_ERROR_DEVICE_BAD_FREE, CLHEAP_ERROR_DEVICE_BAD_SIZE,
+                                                CLHEAP_ERROR_DEVICE_OUT_OF_MEMORY, CLHEAP_ERROR_DEVICE_CONTENDED};
+enum { DEVICE_STATUSES = sizeof device_statuses / sizeof *device_statuses };
 static int device_status_rank(clheap_status status)
 {
-    static const clheap_status order[] = {CLHEAP_ERROR_DEVICE_BAD_FREE, CLHEAP_ERROR_DEVICE_BAD_SIZE,
-                                          CLHEAP_ERROR_DEVICE_OUT_OF_MEMORY, CLHEAP_ERROR_DEVICE_CONTENDED};
-    for (int i = 0; i < 4; i++)
-        if (order[i] == status)
+    for (int i = 0; i < DEVICE_STATUSES; i++)
+        if (device_statuses[i] == status)
             return i;
-    return 5;
+    return DEVICE_STATUSES;
 }
 
 clheap_status clheap_heap_read_errors(clheap_heap *heap, clheap_heap_errors *errors)
@@ -513,7 +515,7 @@ clheap_status clheap_heap_grow_if_needed(clheap_heap *heap, int *grew)
         *grew = 0;
     clheap_heap_errors e;
     clheap_status status = clheap_heap_read_errors(heap, &e);
-    if (status != CLHEAP_SUCCESS && device_status_rank(status) > 3)
+    if (status != CLHEAP_SUCCESS && device_status_rank(status) == DEVICE_STATUSES)
         return status; /* no heap, or OpenCL failed */
     if (!e.out_of_memory)
         return CLHEAP_SUCCESS; /* bad frees are read_errors' to report */
