@@ -280,10 +280,10 @@ static CLHEAP_INLINE clheap_u32 clheap_blocks_malloc_warp(__global clheap_u32 *h
     clheap_u32 lane = clheap_ptx_laneid();
     clheap_u32 leader = 31u - clz(peers & (0u - peers));
     clheap_u32 rank = popcount(peers & ((1u << lane) - 1u)), n = popcount(peers);
-    clheap_u32 frame = CLHEAP_BM_FAIL;
+    clheap_u32 frame = CLHEAP_BM_FAIL, why; /* unserved lanes go alone and count their own */
     clheap_u64 got = 0;
     if (lane == leader)
-        frame = clheap_block_reserve_any(h, c, n, clheap_rotation_seed(), &got);
+        frame = clheap_block_reserve_any(h, c, n, clheap_rotation_seed(), &got, &why);
     clheap_ptx_syncwarp(peers); /* the leader's branch */
     frame = clheap_ptx_shfl(peers, frame, leader);
     got = clheap_ptx_shfl64(peers, got, leader);
@@ -452,15 +452,18 @@ static CLHEAP_INLINE __global void *clheap_malloc_group(__global clheap_heap *he
     clheap_u32 shared_class = scratch[2];
     int joins = c != CLHEAP_MAX_CLASSES && c == shared_class;
     clheap_u32 rank = joins ? atomic_inc((volatile __local clheap_u32 *)scratch) : 0u;
-    barrier(CLK_LOCAL_MEM_FENCE);
+    barrier(CLK_LOCAL_MEM_FENCE); /* every work-item has read scratch[2]: it is free for the reason */
     if (lid == 0u) {
-        clheap_u32 remaining = scratch[0], grants = 0u;
+        clheap_u32 remaining = scratch[0], grants = 0u, why = CLHEAP_HDR_ERR_OUT_OF_MEMORY;
+        scratch[2] = why; /* what an unserved work-item counts */
         while (remaining && grants < CLHEAP_GROUP_MAX_GRANTS) {
             clheap_u64 got;
             clheap_u32 frame = clheap_block_reserve_any(h, shared_class, remaining < 64u ? remaining : 64u,
-                                                        clheap_rotation_seed() + grants, &got);
-            if (frame == CLHEAP_BM_FAIL)
+                                                        clheap_rotation_seed() + grants, &got, &why);
+            if (frame == CLHEAP_BM_FAIL) {
+                scratch[2] = why;
                 break;
+            }
             __local clheap_u32 *g = scratch + 3 + 4 * grants++;
             g[0] = frame;
             g[1] = clheap_popcount64(got);
@@ -483,7 +486,7 @@ static CLHEAP_INLINE __global void *clheap_malloc_group(__global clheap_heap *he
         }
         before += g[1];
     }
-    clheap_count_error(h, CLHEAP_HDR_ERR_OUT_OF_MEMORY);
+    clheap_count_error(h, (int)scratch[2]);
     return 0;
 #else
     (void)scratch;

@@ -270,45 +270,80 @@ static CLHEAP_INLINE clheap_u64 clheap_ones64(clheap_u32 count)
     return count == 64u ? ~(clheap_u64)0 : (((clheap_u64)1 << count) - 1u);
 }
 
-/* Clears a run of `count` (1..64) set bits inside one level-0 container; returns the
- * first position, or FAIL. Used to take contiguous frames for a block. Runs start at
- * multiples of `count` when one is free (so a container packs 64 / count runs, where
- * arbitrary starts would leave gaps no run fits in), else at the lowest free start.
- * A lost CAS is retried against the value it returned, a few times. */
-static CLHEAP_INLINE clheap_u32 clheap_bm_try_take_run(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc,
-                                                       clheap_u32 count, clheap_u32 seed)
+/* Clears a run of `count` (1..64) set bits in level-0 container c, whose value was read
+ * as v; returns the first position, or FAIL (no run left in it, or four lost CASes).
+ * Runs start at multiples of `count` when one is free (so a container packs 64 / count
+ * runs, where arbitrary starts would leave gaps no run fits in), else at the lowest free
+ * start. A lost CAS is retried against the value it returned; *fit (may be NULL) is set
+ * when a run was there to take. */
+static CLHEAP_INLINE clheap_u32 clheap_bm_take_run_in(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc, clheap_u32 c,
+                                                      clheap_u64 v, clheap_u32 count, int *fit)
 {
     clheap_u64 aligned = 0;
     for (clheap_u32 k = 0; k + count <= 64u; k += count)
         aligned |= (clheap_u64)1 << k;
     clheap_u64 ones = clheap_ones64(count);
+    CLHEAP_GLOBAL clheap_u64 *word = clheap_bm_container(h, desc, 0u, c);
+    for (int retry = 0; retry < 4 && v; retry++) {
+        /* starts: bit i set iff bits i .. i+count-1 are all set */
+        clheap_u64 starts = v;
+        for (clheap_u32 k = 1u; k < count && starts; k++)
+            starts &= v >> k;
+        if (count > 1u)
+            starts &= ~(clheap_u64)0 >> (count - 1u);
+        if (!starts)
+            break; /* fragmented container */
+        if (fit)
+            *fit = 1;
+        clheap_u64 preferred = starts & aligned ? starts & aligned : starts;
+        clheap_u32 first = clheap_ctz64(preferred);
+        clheap_u64 run = ones << first;
+        clheap_u64 seen = clheap_cas64(word, v, v & ~run);
+        if (seen == v) {
+            if ((v & ~run) == 0)
+                clheap_bm_clear_above(h, desc, 0u, c);
+            return c * 64u + first;
+        }
+        v = seen; /* someone else took bits here: look again at what is left */
+    }
+    return CLHEAP_BM_FAIL;
+}
+
+/* Clears a run of `count` (1..64) set bits inside one level-0 container found by
+ * rotated descents; returns the first position, or FAIL. Used to take contiguous frames
+ * for a block. */
+static CLHEAP_INLINE clheap_u32 clheap_bm_try_take_run(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc,
+                                                       clheap_u32 count, clheap_u32 seed)
+{
     for (clheap_u32 attempt = 0; attempt < CLHEAP_BM_FIND_TRIES; attempt++) {
         clheap_u64 v;
-        clheap_u32 s = seed + attempt * 0x632BE5ABu;
-        clheap_u32 c = clheap_bm_find_container(h, desc, s, &v);
+        clheap_u32 c = clheap_bm_find_container(h, desc, seed + attempt * 0x632BE5ABu, &v);
         if (c == CLHEAP_BM_FAIL)
             return c;
-        CLHEAP_GLOBAL clheap_u64 *word = clheap_bm_container(h, desc, 0u, c);
-        for (int retry = 0; retry < 4 && v; retry++) {
-            /* starts: bit i set iff bits i .. i+count-1 are all set */
-            clheap_u64 starts = v;
-            for (clheap_u32 k = 1u; k < count && starts; k++)
-                starts &= v >> k;
-            if (count > 1u)
-                starts &= ~(clheap_u64)0 >> (count - 1u);
-            if (!starts)
-                break; /* fragmented container: try another */
-            clheap_u64 preferred = starts & aligned ? starts & aligned : starts;
-            clheap_u32 first = clheap_ctz64(preferred);
-            clheap_u64 run = ones << first;
-            clheap_u64 seen = clheap_cas64(word, v, v & ~run);
-            if (seen == v) {
-                if ((v & ~run) == 0)
-                    clheap_bm_clear_above(h, desc, 0u, c);
-                return c * 64u + first;
-            }
-            v = seen; /* someone else took frames here: look again at what is left */
-        }
+        clheap_u32 pos = clheap_bm_take_run_in(h, desc, c, v, count, (int *)0);
+        if (pos != CLHEAP_BM_FAIL)
+            return pos;
+    }
+    return CLHEAP_BM_FAIL;
+}
+
+/* The last resort of a run search whose descents lost their races: up to max_containers
+ * level-0 containers in order from a rotated start, each tried for a run. Returns the
+ * first position taken, or FAIL; *fit is set if a run was there (so a FAIL was lost
+ * races, not a lack of room in the containers swept). */
+static CLHEAP_INLINE clheap_u32 clheap_bm_sweep_run(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc, clheap_u32 count,
+                                                    clheap_u32 seed, clheap_u32 max_containers, int *fit)
+{
+    if (!clheap_load64(clheap_bm_container(h, desc, h[desc + CLHEAP_BM_LEVELS] - 1u, 0u)))
+        return CLHEAP_BM_FAIL;
+    clheap_u32 containers = (h[desc + CLHEAP_BM_BITS] + 63u) / 64u;
+    clheap_u32 start = clheap_hash32(seed) % containers;
+    for (clheap_u32 i = 0; i < containers && i < max_containers; i++) {
+        clheap_u32 c = (start + i) % containers;
+        clheap_u64 v = clheap_load64(clheap_bm_container(h, desc, 0u, c));
+        clheap_u32 pos = v ? clheap_bm_take_run_in(h, desc, c, v, count, fit) : CLHEAP_BM_FAIL;
+        if (pos != CLHEAP_BM_FAIL)
+            return pos;
     }
     return CLHEAP_BM_FAIL;
 }

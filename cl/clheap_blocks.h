@@ -273,13 +273,17 @@ static CLHEAP_INLINE void clheap_block_release_slots(CLHEAP_GLOBAL clheap_u32 *h
     clheap_block_after_release(h, frame, c, clheap_and64(clheap_block_alloc_bits(h, frame), ~bits), bits);
 }
 
-/* Slow path: take frames for a new block of class c and reserve `want` slots in it. */
+/* Slow path: take frames for a new block of class c and reserve `want` slots in it.
+ * The frames come from the page tier, or from BlockAlloc's free-frame bitmap by rotated
+ * descents or, when `fit` is given (the last try), by a sweep that sets *fit if it met a
+ * run it could have taken. */
 static CLHEAP_INLINE clheap_u32 clheap_block_new(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 want,
-                                                 clheap_u32 seed, clheap_u64 *got)
+                                                 clheap_u32 seed, clheap_u64 *got, int *fit)
 {
     clheap_u32 frames = h[CLHEAP_HDR_CLASS_FRAMES + c];
     clheap_u32 frame = clheap_frames_from_pages(h) ? clheap_pages_take(h, frames, seed, 1)
-                                                   : clheap_bm_try_take_run(h, CLHEAP_BM_FREE, frames, seed);
+                       : fit ? clheap_bm_sweep_run(h, CLHEAP_BM_FREE, frames, seed, CLHEAP_BLOCK_SWEEP, fit)
+                             : clheap_bm_try_take_run(h, CLHEAP_BM_FREE, frames, seed);
     if (frame == CLHEAP_BM_FAIL)
         return CLHEAP_BM_FAIL;
     clheap_fence_acquire(); /* the frames' last owner released them after its header writes */
@@ -330,37 +334,46 @@ static CLHEAP_INLINE clheap_u32 clheap_block_reserve_active(CLHEAP_GLOBAL clheap
 }
 
 /* The slow path: a new block of class c with `want` slots reserved, or, when no frames
- * are free, a last look for an active block someone opened meanwhile. */
+ * are free, a last look for an active block someone opened meanwhile. On FAIL, *why says
+ * which error the NULL counts: CLHEAP_HDR_ERR_CONTENDED if the last look met frames or
+ * slots it lost to others (BlockAlloc: the sweep of CLHEAP_BLOCK_SWEEP free-frame
+ * containers found a fitting run), else CLHEAP_HDR_ERR_OUT_OF_MEMORY (nothing fitted). */
 static CLHEAP_INLINE clheap_u32 clheap_block_reserve_new(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c,
-                                                         clheap_u32 want, clheap_u32 seed, clheap_u64 *got)
+                                                         clheap_u32 want, clheap_u32 seed, clheap_u64 *got,
+                                                         clheap_u32 *why)
 {
+    int fit = 0;
     CLHEAP_NO_UNROLL
     for (clheap_u32 attempt = 0; attempt < CLHEAP_BLOCK_SLOW_TRIES; attempt++) {
-        clheap_u32 frame = clheap_block_new(h, c, want, seed + 0x51ED27u * (attempt + 1u), got);
+        int last = attempt + 1u == CLHEAP_BLOCK_SLOW_TRIES;
+        clheap_u32 frame = clheap_block_new(h, c, want, seed + 0x51ED27u * (attempt + 1u), got,
+                                            last && !clheap_frames_from_pages(h) ? &fit : (int *)0);
         if (frame != CLHEAP_BM_FAIL)
             return frame;
         /* No free frames: one last look for an active block someone opened meanwhile,
          * the last time sweeping the active bitmap rather than sampling it. */
-        frame = attempt + 1u < CLHEAP_BLOCK_SLOW_TRIES
-                    ? clheap_bm_try_find_set(h, CLHEAP_BM_ACTIVE(c), seed ^ 0xABCDu * (attempt + 1u))
-                    : clheap_bm_sweep(h, CLHEAP_BM_ACTIVE(c), seed, CLHEAP_BLOCK_SWEEP, 0);
+        frame = last ? clheap_bm_sweep(h, CLHEAP_BM_ACTIVE(c), seed, CLHEAP_BLOCK_SWEEP, 0)
+                     : clheap_bm_try_find_set(h, CLHEAP_BM_ACTIVE(c), seed ^ 0xABCDu * (attempt + 1u));
         if (frame != CLHEAP_BM_FAIL) {
             *got = clheap_block_reserve(h, frame, c, want, clheap_hash32(seed + attempt) >> 26);
             if (*got)
                 return frame;
+            fit |= last;
         }
     }
     *got = 0;
+    *why = fit ? CLHEAP_HDR_ERR_CONTENDED : CLHEAP_HDR_ERR_OUT_OF_MEMORY;
     return CLHEAP_BM_FAIL;
 }
 
 /* Reserves up to `want` (1..64) slots of class c; returns the block's first frame and
- * the reserved bits in *got, or FAIL with *got = 0. */
+ * the reserved bits in *got, or FAIL with *got = 0 and *why the error to count. */
 static CLHEAP_INLINE clheap_u32 clheap_block_reserve_any(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c,
-                                                         clheap_u32 want, clheap_u32 seed, clheap_u64 *got)
+                                                         clheap_u32 want, clheap_u32 seed, clheap_u64 *got,
+                                                         clheap_u32 *why)
 {
     clheap_u32 frame = clheap_block_reserve_active(h, c, want, seed, got);
-    return frame != CLHEAP_BM_FAIL ? frame : clheap_block_reserve_new(h, c, want, seed, got);
+    return frame != CLHEAP_BM_FAIL ? frame : clheap_block_reserve_new(h, c, want, seed, got, why);
 }
 
 static CLHEAP_INLINE clheap_u32 clheap_blocks_malloc_unit(CLHEAP_GLOBAL clheap_u32 *h, clheap_size bytes,
@@ -372,9 +385,10 @@ static CLHEAP_INLINE clheap_u32 clheap_blocks_malloc_unit(CLHEAP_GLOBAL clheap_u
         return 0u;
     }
     clheap_u64 got;
-    clheap_u32 frame = clheap_block_reserve_any(h, c, 1u, seed, &got);
+    clheap_u32 why;
+    clheap_u32 frame = clheap_block_reserve_any(h, c, 1u, seed, &got, &why);
     if (frame == CLHEAP_BM_FAIL) {
-        clheap_count_error(h, CLHEAP_HDR_ERR_OUT_OF_MEMORY);
+        clheap_count_error(h, (int)why);
         return 0u;
     }
     return clheap_slot_unit(h, frame, c, clheap_ctz64(got));
