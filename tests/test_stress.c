@@ -327,10 +327,11 @@ static void random_mallocs_and_frees_keep_every_word(void **state)
     free(tally);
     clheap_heap_errors e;
     clheap_heap_read_errors(s->heap, &e);
-    print_message("%s: %u work-items, %u rounds, %llu mallocs + frees, %llu NULL, %llu words wrong; peak live "
-                  "<= %.1f%% of the pool\n",
+    print_message("%s: %u work-items, %u rounds, %llu mallocs + frees, %llu NULL (%u out of memory, %u contended), "
+                  "%llu words wrong; peak live <= %.1f%% of the pool\n",
                   clheap_allocator_name(current_allocator), s->count, round, (unsigned long long)all_ops,
-                  (unsigned long long)nulls, (unsigned long long)bad_words, 100.0 * (double)most_live / (double)pool);
+                  (unsigned long long)nulls, e.out_of_memory, e.contended, (unsigned long long)bad_words,
+                  100.0 * (double)most_live / (double)pool);
     for (int b = 0; b < 32; b++)
         if (null_sizes[b])
             print_message("  NULL for %u B - %u B: %u\n", 1u << b, (2u << b) - 1u, null_sizes[b]);
