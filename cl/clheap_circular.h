@@ -59,16 +59,15 @@
 /* A chunk is split only if the rest can be a chunk of its own: header + 1 unit. */
 #define CLHEAP_MIN_CHUNK_UNITS 2u
 /* Merges a malloc's walk may make: a free chunk too small for it swallows its free
- * successor (as free does), and the walk looks at the larger chunk again. Why: free
- * merges only forward, so a chunk freed before its successor stays apart from it, and
- * under steady churn the list became ever more, ever smaller free chunks and walks grew
- * without bound (H100, 2^20 work-items each mallocing and freeing 16 - 64 B on a 1 GiB
- * CMMalloc heap: 2.3 s for one launch, 35 s for 12, over 150 s for 20). In the C11 core
- * (one thread, 8 million random frees and mallocs of 16 - 64 B over 65,536 live in 6 MiB)
- * 4 merges a walk left 26,376 free chunks and 7,251 adjacent free pairs instead of 31,609
- * and 9,319; its effect on the H100's launches is measured by `clheap-bench churn`. */
+ * successors (as free does) until it fits. Why: free merges only forward, so a chunk
+ * freed before its successor stays apart from it, and under steady churn the list became
+ * ever more, ever smaller free chunks and walks grew without bound (H100, 2^20
+ * work-items each mallocing and freeing 16 - 64 B on a 1 GiB CMMalloc heap: 2.3 s for
+ * one launch, 35 s for 12, over 150 s for 20). One merge a step (4 a walk) was not
+ * enough for a warp's claim of 32 parts; with the warp free of cl/clheap.cl and up to 64
+ * merges a walk, the 100th launch takes 7.2 ms where the 16th took 33 s (H100 run 22). */
 #ifndef CLHEAP_WALK_MERGES
-#define CLHEAP_WALK_MERGES 4
+#define CLHEAP_WALK_MERGES 64
 #endif
 
 static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u32 *clheap_chunk(CLHEAP_GLOBAL clheap_u32 *h,
@@ -229,19 +228,17 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_claim(CLHEAP_GLOBAL clheap_u32 *
             return 0u;
         }
         int claimed = clheap_try_claim(h, fused, o, need, sentinel, &next);
-        if (claimed == 2) { /* free but too small: merge it with a free successor */
+        if (claimed == 2) { /* free but too small: merge it with free successors until it fits */
             claimed = 0;
             if (merges < CLHEAP_WALK_MERGES && next != sentinel &&
                 clheap_try_claim(h, fused, o, 0u, sentinel, &next) > 0) {
-                int merged = clheap_circular_absorb_next(h, fused, multi, o, sentinel, &next);
-                merges += (clheap_u32)merged;
-                if (next - o >= need) {
+                while (next - o < need && merges < CLHEAP_WALK_MERGES &&
+                       clheap_circular_absorb_next(h, fused, multi, o, sentinel, &next))
+                    merges++;
+                if (next - o >= need)
                     claimed = 1; /* ours, and now it fits */
-                } else {
-                    clheap_circular_release(h, fused, o, next);
-                    if (merged)
-                        continue; /* the same chunk again: its new successor may be free too */
-                }
+                else
+                    clheap_circular_release(h, fused, o, next); /* its successor is in use */
             }
         }
         if (claimed > 0)
@@ -302,43 +299,52 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_malloc_unit(CLHEAP_GLOBAL clheap
     return o + 1u;
 }
 
-static CLHEAP_INLINE void clheap_circular_free(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL void *ptr,
-                                               int fused, int multi)
+/* The chunk a pointer to be freed names: 1 with its header unit in *o and its next in
+ * *next if it is a used chunk; else 0, the error counted (NULL counts nothing). */
+static CLHEAP_INLINE int clheap_circular_free_check(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL void *ptr, int fused,
+                                                    clheap_u32 *o, clheap_u32 *next)
 {
     if (!ptr)
-        return;
+        return 0;
     clheap_u32 first = h[CLHEAP_HDR_POOL_START], sentinel = h[CLHEAP_HDR_POOL_END];
     clheap_u32 unit = clheap_unit_of_free(h, ptr, first + 1u, sentinel);
     if (!unit)
-        return;
-    clheap_u32 o = unit - 1u, next;
+        return 0;
+    *o = unit - 1u;
     if (fused) {
-        clheap_u64 w = clheap_load64(clheap_fused_word(h, o));
-        if ((clheap_u32)(w >> 32) != CLHEAP_TAG(o)) {
+        clheap_u64 w = clheap_load64(clheap_fused_word(h, *o));
+        if ((clheap_u32)(w >> 32) != CLHEAP_TAG(*o)) {
             clheap_count_error(h, CLHEAP_HDR_ERR_FREE_NOT_CHUNK);
-            return;
+            return 0;
         }
         if (!((clheap_u32)w & CLHEAP_FUSED_USED_BIT)) {
             clheap_count_error(h, CLHEAP_HDR_ERR_DOUBLE_FREE);
-            return;
+            return 0;
         }
-        next = (clheap_u32)w & CLHEAP_FUSED_NEXT_MASK;
-        clheap_circular_absorb_next(h, fused, multi, o, sentinel, &next);
-        clheap_circular_release(h, fused, o, next);
-        return;
+        *next = (clheap_u32)w & CLHEAP_FUSED_NEXT_MASK;
+        return 1;
     }
-    CLHEAP_GLOBAL clheap_u32 *c = clheap_chunk(h, o);
+    CLHEAP_GLOBAL clheap_u32 *c = clheap_chunk(h, *o);
     clheap_u32 flag = clheap_load32(c + CLHEAP_CHUNK_WORD_FLAG);
-    if (flag == CLHEAP_FLAG_FREE(o)) {
+    if (flag == CLHEAP_FLAG_FREE(*o)) {
         clheap_count_error(h, CLHEAP_HDR_ERR_DOUBLE_FREE);
-        return;
+        return 0;
     }
-    if (flag != CLHEAP_FLAG_USED(o)) {
+    if (flag != CLHEAP_FLAG_USED(*o)) {
         clheap_count_error(h, CLHEAP_HDR_ERR_FREE_NOT_CHUNK);
-        return;
+        return 0;
     }
-    next = clheap_load32(c + CLHEAP_CHUNK_WORD_NEXT);
-    clheap_circular_absorb_next(h, fused, multi, o, sentinel, &next);
+    *next = clheap_load32(c + CLHEAP_CHUNK_WORD_NEXT);
+    return 1;
+}
+
+static CLHEAP_INLINE void clheap_circular_free(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL void *ptr,
+                                               int fused, int multi)
+{
+    clheap_u32 o, next;
+    if (!clheap_circular_free_check(h, ptr, fused, &o, &next))
+        return;
+    clheap_circular_absorb_next(h, fused, multi, o, h[CLHEAP_HDR_POOL_END], &next);
     clheap_circular_release(h, fused, o, next);
 }
 
