@@ -30,8 +30,8 @@ int bench_churn(bench_env *env)
     FILE *csv = bench_csv_open(env, "churn", "allocator,work_items,launch,seconds,nulls,wrong");
     printf("churn: %d launches of %zu work-items each malloc 16 - 64 B, write, check and free (%llu MiB heap)\n",
            launches, items, (unsigned long long)(heap_bytes >> 20));
-    printf("  %-12s %12s %12s %12s %10s %8s %8s %12s\n", "allocator", "first ms", "median ms", "last ms",
-           "last/first", "NULLs", "wrong", "free chunks");
+    printf("  %-12s %12s %12s %12s %10s %8s %10s %8s %12s\n", "allocator", "first ms", "median ms", "last ms",
+           "last/first", "NULLs", "contended", "wrong", "free chunks");
     int failures = 0;
     double *times = malloc((size_t)launches * sizeof *times), *sorted = malloc((size_t)launches * sizeof *sorted);
     if (!times || !sorted)
@@ -77,6 +77,8 @@ int bench_churn(bench_env *env)
                 fprintf(csv, "%s,%zu,%u,%.9f,%u,%u\n", clheap_allocator_name((clheap_allocator)a), items, launch,
                         times[launch], got[0], got[1]);
         }
+        clheap_heap_errors errors = {0}; /* which NULLs were given up on with memory possibly free */
+        clheap_heap_read_errors(heap, &errors);
         char what[256] = "";
         clheap_status sound = clheap_heap_check(heap, what, sizeof what);
         clheap_heap_stats stats = {0};
@@ -88,9 +90,10 @@ int bench_churn(bench_env *env)
             failures++;
         } else {
             memcpy(sorted, times, (size_t)launches * sizeof *times);
-            printf("  %-12s %12.3f %12.3f %12.3f %10.2f %8ld %8ld %12llu\n", clheap_allocator_name((clheap_allocator)a),
-                   times[0] * 1e3, bench_median(sorted, launches) * 1e3, times[launches - 1] * 1e3,
-                   times[launches - 1] / times[0], nulls, wrong, (unsigned long long)stats.free_chunks);
+            printf("  %-12s %12.3f %12.3f %12.3f %10.2f %8ld %10u %8ld %12llu\n",
+                   clheap_allocator_name((clheap_allocator)a), times[0] * 1e3, bench_median(sorted, launches) * 1e3,
+                   times[launches - 1] * 1e3, times[launches - 1] / times[0], nulls, errors.contended, wrong,
+                   (unsigned long long)stats.free_chunks);
         }
         clReleaseMemObject(counts);
         clReleaseKernel(kernel);
