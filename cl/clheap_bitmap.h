@@ -49,16 +49,27 @@ static CLHEAP_INLINE void clheap_fence_full(void) { mem_fence(CLK_GLOBAL_MEM_FEN
 #else
 static CLHEAP_INLINE clheap_u64 clheap_or64(clheap_u64 *p, clheap_u64 v)
 {
-    return atomic_fetch_or_explicit(CLHEAP_A64(p), v, memory_order_seq_cst);
+    clheap_core_read(p, 1);
+    return atomic_fetch_or_explicit(CLHEAP_A64(p), v, clheap_core_write_order());
 }
 static CLHEAP_INLINE clheap_u64 clheap_and64(clheap_u64 *p, clheap_u64 v)
 {
-    return atomic_fetch_and_explicit(CLHEAP_A64(p), v, memory_order_seq_cst);
+    clheap_core_read(p, 1);
+    return atomic_fetch_and_explicit(CLHEAP_A64(p), v, clheap_core_write_order());
 }
 static CLHEAP_INLINE clheap_u32 clheap_popcount64(clheap_u64 v) { return (clheap_u32)__builtin_popcountll(v); }
 static CLHEAP_INLINE clheap_u32 clheap_ctz64(clheap_u64 v) { return (clheap_u32)__builtin_ctzll(v); }
 static CLHEAP_INLINE clheap_u32 clheap_msb64(clheap_u64 v) { return 63u - (clheap_u32)__builtin_clzll(v); }
-static CLHEAP_INLINE void clheap_fence_full(void) { atomic_signal_fence(memory_order_seq_cst); }
+/* The device's SC fence: in the model (cl/clheap_port.h) an acquire of what was read and
+ * a release for later writes, plus a real store-load barrier for the host threads: a
+ * seq_cst read-modify-write of a word no other thread touches (atomic_thread_fence is
+ * refused under ThreadSanitizer, and a shared word would order every thread with every
+ * other, hiding the races the model is for). */
+static CLHEAP_INLINE void clheap_fence_full(void)
+{
+    atomic_fetch_add_explicit(&clheap_core_orders.barrier, 0u, memory_order_seq_cst);
+    clheap_fence_release();
+}
 #endif
 
 #define CLHEAP_BM_FAIL 0xffffffffu

@@ -28,7 +28,10 @@
  *   - bitmap hierarchy updates follow cl/clheap_bitmap.h's rules.
  *
  * Happens-before, each edge and the fence that gives it (device atomics are relaxed;
- * the C11 build's acquire/release accesses are stronger, see cl/clheap_circular.h):
+ * the C11 build models exactly these fences, cl/clheap_port.h, and test_core_threads
+ * writes the payload with plain stores, so ThreadSanitizer reports a free or malloc path
+ * that lacks one; it did for BitmapAlloc's malloc and TierAlloc's run handout, whose
+ * ordering is the address dependency named by clheap_fence_dependency):
  *   - opening (clheap_block_new): the frames' owners, the class and the iteration
  *     bitmap are written, clheap_fence_release, then the allocation bitmap that makes
  *     slots reservable, clheap_fence_release, then the block is listed. A reserver's OR
@@ -73,6 +76,7 @@ static CLHEAP_INLINE clheap_u32 clheap_bitmap_malloc_unit(CLHEAP_GLOBAL clheap_u
         clheap_count_error(h, CLHEAP_HDR_ERR_OUT_OF_MEMORY);
         return 0u;
     }
+    clheap_fence_dependency(); /* the caller's writes follow the clear that won the slot */
     return h[CLHEAP_HDR_POOL_START] + slot * slot_units;
 }
 

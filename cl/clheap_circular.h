@@ -33,9 +33,10 @@
  * owner of the chunk before it merges, so two merges never take one successor).
  *
  * Happens-before, each edge and the fence that gives it (the device's atomics are
- * relaxed; the C11 build makes every access acquire/release, which is stronger, so
- * ThreadSanitizer checks the edges below only as far as each one is also a
- * store-load pair; the fences named here are what the device relies on):
+ * relaxed, and the C11 build models the same fences, cl/clheap_port.h; but walkers may
+ * read payload that was a header, so test_core_threads writes this family's payload with
+ * relaxed atomics, and ThreadSanitizer cannot see a missing fence here: the edges below
+ * are argued, not checked):
  *  - split: the rest's header is written, clheap_fence_release, then the claimed
  *    chunk's next is pointed at it. A walker that reads that next (a plain load of a
  *    word it then follows) finds a complete header, or the tag check sends it back.

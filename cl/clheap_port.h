@@ -63,6 +63,10 @@ static CLHEAP_INLINE clheap_u64 clheap_xchg64(CLHEAP_GLOBAL clheap_u64 *p, clhea
 static CLHEAP_INLINE void clheap_fence_release(void) { write_mem_fence(CLK_GLOBAL_MEM_FENCE); }
 /* Consume: reads after this see what the publisher wrote before its release fence. */
 static CLHEAP_INLINE void clheap_fence_acquire(void) { read_mem_fence(CLK_GLOBAL_MEM_FENCE); }
+/* No fence: the caller's accesses that follow depend on the value just read (a malloc's
+ * address), which orders them on every GPU. Named so that the C11 model (below) can treat
+ * it as the acquire it stands for. */
+static CLHEAP_INLINE void clheap_fence_dependency(void) {}
 /* Which roving offset a multi-offset allocator uses. OpenCL has no SM id: the
  * work-group id spreads groups over the offsets the way a scheduler spreads them over
  * compute units. */
@@ -86,53 +90,121 @@ typedef uint32_t clheap_u32;
 typedef uint64_t clheap_u64;
 typedef size_t clheap_size;
 
-/* The host build expresses the device's "relaxed access + device-scope fence" pairs
- * as acquire loads, release stores and acq_rel read-modify-writes: at least as strong,
- * and an ordering ThreadSanitizer can verify (it does not model standalone fences). */
+/* The host build models the device's orderings, no stronger (DEVELOPERS.md), so that
+ * ThreadSanitizer sees a missing device fence as a race on the data it should have
+ * ordered: the payload, which the tests write with plain stores. Every shared-word access
+ * is relaxed, as the device's volatile accesses and atomics are. TSan ignores standalone
+ * fences, so each device fence becomes orderings it checks, within one operation (a
+ * malloc or a free: tests/core_heap.c calls clheap_core_begin first):
+ *   clheap_fence_release   every later atomic write of the operation (store, or
+ *                          read-modify-write that writes) is a release; it is also an
+ *                          acquire as below, since write_mem_fence is a full fence on the
+ *                          devices clheap runs on (membar.gl on NVIDIA, a CPU fence on
+ *                          PoCL). A free with no fence before the atomic that makes its
+ *                          slot reusable leaves the payload's last writes unordered.
+ *   clheap_fence_acquire   acquire re-loads of the words the operation's atomic reads
+ *                          touched (the last CLHEAP_CORE_READS of them), which synchronise
+ *                          with the releases that wrote them, as the device's fence after
+ *                          those reads does.
+ *   clheap_fence_dependency  no fence on the device: what follows (the caller's writes to
+ *                          the address a malloc just won) depends on the value read, and
+ *                          no GPU performs a store before its address is known. The model
+ *                          cannot see dependencies, so it treats it as clheap_fence_acquire.
+ * Compare-and-swap reads like a load and writes like a store. */
 #define CLHEAP_A32(p) ((_Atomic clheap_u32 *)(p))
 #define CLHEAP_A64(p) ((_Atomic clheap_u64 *)(p))
+#ifndef CLHEAP_CORE_READS
+#define CLHEAP_CORE_READS 16
+#endif
+typedef struct {
+    void *word[CLHEAP_CORE_READS];
+    unsigned char wide[CLHEAP_CORE_READS];
+    unsigned count;  /* reads recorded since the last acquire (the ring keeps the last ones) */
+    int release;     /* a release fence came earlier in the operation */
+    _Atomic unsigned barrier; /* clheap_fence_full's private word (cl/clheap_bitmap.h) */
+} clheap_core_order;
+extern _Thread_local clheap_core_order clheap_core_orders;
+
+static CLHEAP_INLINE void clheap_core_read(void *p, int wide)
+{
+    unsigned i = clheap_core_orders.count++ % CLHEAP_CORE_READS;
+    clheap_core_orders.word[i] = p;
+    clheap_core_orders.wide[i] = (unsigned char)wide;
+}
+static CLHEAP_INLINE memory_order clheap_core_write_order(void)
+{
+    return clheap_core_orders.release ? memory_order_release : memory_order_relaxed;
+}
+/* A new operation: no fence of the last one orders anything of this one. */
+static CLHEAP_INLINE void clheap_core_begin(void)
+{
+    clheap_core_orders.release = 0;
+    clheap_core_orders.count = 0;
+}
 static CLHEAP_INLINE clheap_u32 clheap_load32(clheap_u32 *p)
 {
-    return atomic_load_explicit(CLHEAP_A32(p), memory_order_acquire);
+    clheap_core_read(p, 0);
+    return atomic_load_explicit(CLHEAP_A32(p), memory_order_relaxed);
 }
 static CLHEAP_INLINE void clheap_store32(clheap_u32 *p, clheap_u32 v)
 {
-    atomic_store_explicit(CLHEAP_A32(p), v, memory_order_release);
+    atomic_store_explicit(CLHEAP_A32(p), v, clheap_core_write_order());
 }
 static CLHEAP_INLINE clheap_u64 clheap_load64(clheap_u64 *p)
 {
-    return atomic_load_explicit(CLHEAP_A64(p), memory_order_acquire);
+    clheap_core_read(p, 1);
+    return atomic_load_explicit(CLHEAP_A64(p), memory_order_relaxed);
 }
 static CLHEAP_INLINE void clheap_store64(clheap_u64 *p, clheap_u64 v)
 {
-    atomic_store_explicit(CLHEAP_A64(p), v, memory_order_release);
+    atomic_store_explicit(CLHEAP_A64(p), v, clheap_core_write_order());
 }
 static CLHEAP_INLINE clheap_u32 clheap_cas32(clheap_u32 *p, clheap_u32 expected, clheap_u32 desired)
 {
-    atomic_compare_exchange_strong_explicit(CLHEAP_A32(p), &expected, desired,
-                                            memory_order_acq_rel, memory_order_acquire);
+    clheap_core_read(p, 0);
+    atomic_compare_exchange_strong_explicit(CLHEAP_A32(p), &expected, desired, clheap_core_write_order(),
+                                            memory_order_relaxed);
     return expected;
 }
 static CLHEAP_INLINE clheap_u64 clheap_cas64(clheap_u64 *p, clheap_u64 expected, clheap_u64 desired)
 {
-    atomic_compare_exchange_strong_explicit(CLHEAP_A64(p), &expected, desired,
-                                            memory_order_acq_rel, memory_order_acquire);
+    clheap_core_read(p, 1);
+    atomic_compare_exchange_strong_explicit(CLHEAP_A64(p), &expected, desired, clheap_core_write_order(),
+                                            memory_order_relaxed);
     return expected;
 }
 static CLHEAP_INLINE clheap_u32 clheap_add32(clheap_u32 *p, clheap_u32 v)
 {
-    return atomic_fetch_add_explicit(CLHEAP_A32(p), v, memory_order_acq_rel);
+    clheap_core_read(p, 0);
+    return atomic_fetch_add_explicit(CLHEAP_A32(p), v, clheap_core_write_order());
 }
 static CLHEAP_INLINE clheap_u64 clheap_add64(clheap_u64 *p, clheap_u64 v)
 {
-    return atomic_fetch_add_explicit(CLHEAP_A64(p), v, memory_order_acq_rel);
+    clheap_core_read(p, 1);
+    return atomic_fetch_add_explicit(CLHEAP_A64(p), v, clheap_core_write_order());
 }
 static CLHEAP_INLINE clheap_u64 clheap_xchg64(clheap_u64 *p, clheap_u64 v)
 {
-    return atomic_exchange_explicit(CLHEAP_A64(p), v, memory_order_acq_rel);
+    clheap_core_read(p, 1);
+    return atomic_exchange_explicit(CLHEAP_A64(p), v, clheap_core_write_order());
 }
-static CLHEAP_INLINE void clheap_fence_release(void) { atomic_signal_fence(memory_order_seq_cst); }
-static CLHEAP_INLINE void clheap_fence_acquire(void) { atomic_signal_fence(memory_order_seq_cst); }
+static CLHEAP_INLINE void clheap_fence_acquire(void)
+{
+    unsigned n = clheap_core_orders.count < CLHEAP_CORE_READS ? clheap_core_orders.count : CLHEAP_CORE_READS;
+    for (unsigned i = 0; i < n; i++) {
+        if (clheap_core_orders.wide[i])
+            (void)atomic_load_explicit(CLHEAP_A64(clheap_core_orders.word[i]), memory_order_acquire);
+        else
+            (void)atomic_load_explicit(CLHEAP_A32(clheap_core_orders.word[i]), memory_order_acquire);
+    }
+    clheap_core_orders.count = 0;
+}
+static CLHEAP_INLINE void clheap_fence_release(void)
+{
+    clheap_fence_acquire();
+    clheap_core_orders.release = 1;
+}
+static CLHEAP_INLINE void clheap_fence_dependency(void) { clheap_fence_acquire(); }
 /* The host build's "work-group id": set by each thread of the stress test. */
 extern _Thread_local clheap_u32 clheap_host_group_index;
 #define clheap_group_index() clheap_host_group_index

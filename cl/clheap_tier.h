@@ -208,6 +208,7 @@ static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u64 *clheap_tier_run_take(CLHEAP_GLOBA
             g->k = n < total - t ? n : total - t;
             g->run = f - 1u;
             g->first = t;
+            clheap_fence_dependency(); /* the slots' users write where this add pointed them */
             return t + n < total ? 0 : hint;
         }
         if (!f && !t)

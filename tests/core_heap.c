@@ -11,6 +11,7 @@
 #include "heap_walk.h"
 
 _Thread_local clheap_u32 clheap_host_group_index;
+_Thread_local clheap_core_order clheap_core_orders;
 
 clheap_status core_heap_create(const clheap_heap_config *config, uint32_t compute_units,
                                core_heap *heap)
@@ -79,6 +80,7 @@ clheap_status core_heap_grow(core_heap *heap, uint64_t new_bytes)
 
 uint32_t core_heap_malloc_many(core_heap *heap, size_t bytes, uint32_t n, uint32_t *units, uint32_t group)
 {
+    clheap_core_begin();
     if (heap->config.allocator != CLHEAP_TIER_ALLOC || n == 0 || n > 32) {
         for (uint32_t i = 0; i < n; i++)
             units[i] = core_heap_malloc(heap, bytes, group);
@@ -129,6 +131,7 @@ void core_heap_destroy(core_heap *heap)
 
 uint32_t core_heap_malloc(core_heap *heap, size_t bytes, uint32_t group)
 {
+    clheap_core_begin();
     clheap_host_group_index = group;
     switch (heap->config.allocator) {
     case CLHEAP_ATOMIC_MALLOC:
@@ -157,6 +160,7 @@ void *core_heap_pointer(core_heap *heap, uint32_t unit)
 
 void core_heap_free_unit(core_heap *heap, uint32_t unit, uint32_t group)
 {
+    clheap_core_begin();
     clheap_host_group_index = group;
     void *ptr = core_heap_pointer(heap, unit);
     if (clheap_allocator_is_circular(heap->config.allocator))

@@ -1,9 +1,13 @@
 /* The allocator core under real threads (built with ThreadSanitizer): 8 threads, each a
  * "work-group", allocate random sizes, stamp their allocation over its whole extent,
  * check the stamp before freeing (any overlap shows as a foreign stamp), and at the end
- * the heap walks clean with nothing in use. Payload words are written with relaxed
- * atomics: on a GPU every aligned word access is single-copy atomic, and a stale walker
- * may read a former header that is payload by now (see clheap_layout.h). */
+ * the heap walks clean with nothing in use. The core models the device's orderings
+ * (cl/clheap_port.h), so the payload is where a missing fence shows: for the bitmap kinds
+ * it is written with plain stores, and a free whose last writes are not ordered before
+ * the slot's next owner's is a data race ThreadSanitizer reports. The CircularMalloc
+ * family's payload is written with relaxed atomics: a stale walker may read a former
+ * header that is payload by now (see clheap_layout.h), on a GPU a single-copy atomic
+ * word access. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -32,8 +36,16 @@ static unsigned next_random(unsigned *seed)
     return *seed >> 8;
 }
 
+static int walkers_read_payload(const core_heap *h) { return clheap_allocator_is_circular(h->config.allocator); }
+
 static void stamp(core_heap *h, uint32_t unit, uint32_t words, uint32_t value)
 {
+    if (!walkers_read_payload(h)) {
+        uint32_t *p = core_heap_pointer(h, unit);
+        for (uint32_t i = 0; i < words; i++)
+            p[i] = value;
+        return;
+    }
     _Atomic uint32_t *p = core_heap_pointer(h, unit);
     for (uint32_t i = 0; i < words; i++)
         atomic_store_explicit(&p[i], value, memory_order_relaxed);
@@ -41,6 +53,13 @@ static void stamp(core_heap *h, uint32_t unit, uint32_t words, uint32_t value)
 
 static int stamp_intact(core_heap *h, uint32_t unit, uint32_t words, uint32_t value)
 {
+    if (!walkers_read_payload(h)) {
+        const uint32_t *p = core_heap_pointer(h, unit);
+        for (uint32_t i = 0; i < words; i++)
+            if (p[i] != value)
+                return 0;
+        return 1;
+    }
     _Atomic uint32_t *p = core_heap_pointer(h, unit);
     for (uint32_t i = 0; i < words; i++)
         if (atomic_load_explicit(&p[i], memory_order_relaxed) != value)
