@@ -252,29 +252,30 @@ static CLHEAP_INLINE clheap_u32 clheap_bm_try_find_and_clear(CLHEAP_GLOBAL clhea
     return CLHEAP_BM_FAIL;
 }
 
+/* Where a sweep starts (a container index from the seed), the bitmap's container count,
+ * and how many level-0 containers the sweep visits: at most max_containers, none if the
+ * top level says the bitmap is empty. */
+static CLHEAP_INLINE clheap_u32 clheap_bm_sweep_span(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc, clheap_u32 seed,
+                                                     clheap_u32 max_containers, clheap_u32 *start,
+                                                     clheap_u32 *containers)
+{
+    *containers = (h[desc + CLHEAP_BM_BITS] + 63u) / 64u;
+    *start = clheap_hash32(seed) % *containers;
+    if (!clheap_load64(clheap_bm_container(h, desc, h[desc + CLHEAP_BM_LEVELS] - 1u, 0u)))
+        return 0u;
+    return *containers < max_containers ? *containers : max_containers;
+}
+
 /* The last resort of a search that would otherwise fail while bits may be set (random
  * descents lose races under heavy contention): visit up to max_containers level-0
  * containers in order from a rotated start and try every set bit. Bounded; immediate
  * when the top level says the bitmap is empty. Returns the position cleared, or FAIL;
  * if clear is 0 it clears nothing and returns the first set bit seen. */
-/* Where a sweep starts (a container index from the seed) and how many level-0
- * containers it visits: at most max_containers, none if the top level says the bitmap
- * is empty. */
-static CLHEAP_INLINE clheap_u32 clheap_bm_sweep_span(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc, clheap_u32 seed,
-                                                     clheap_u32 max_containers, clheap_u32 *start)
-{
-    clheap_u32 containers = (h[desc + CLHEAP_BM_BITS] + 63u) / 64u;
-    *start = clheap_hash32(seed) % containers;
-    if (!clheap_load64(clheap_bm_container(h, desc, h[desc + CLHEAP_BM_LEVELS] - 1u, 0u)))
-        return 0u;
-    return containers < max_containers ? containers : max_containers;
-}
-
 static CLHEAP_INLINE clheap_u32 clheap_bm_sweep(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc, clheap_u32 seed,
                                                 clheap_u32 max_containers, int clear)
 {
-    clheap_u32 start, containers = (h[desc + CLHEAP_BM_BITS] + 63u) / 64u;
-    clheap_u32 visits = clheap_bm_sweep_span(h, desc, seed, max_containers, &start);
+    clheap_u32 start, containers;
+    clheap_u32 visits = clheap_bm_sweep_span(h, desc, seed, max_containers, &start, &containers);
     for (clheap_u32 i = 0; i < visits; i++) {
         clheap_u32 c = (start + i) % containers;
         for (clheap_u64 v = clheap_load64(clheap_bm_container(h, desc, 0u, c)); v; v &= v - 1u) {
@@ -356,8 +357,8 @@ static CLHEAP_INLINE clheap_u32 clheap_bm_try_take_run(CLHEAP_GLOBAL clheap_u32 
 static CLHEAP_INLINE clheap_u32 clheap_bm_sweep_run(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc, clheap_u32 count,
                                                     clheap_u32 seed, clheap_u32 max_containers, int *fit)
 {
-    clheap_u32 start, containers = (h[desc + CLHEAP_BM_BITS] + 63u) / 64u;
-    clheap_u32 visits = clheap_bm_sweep_span(h, desc, seed, max_containers, &start);
+    clheap_u32 start, containers;
+    clheap_u32 visits = clheap_bm_sweep_span(h, desc, seed, max_containers, &start, &containers);
     for (clheap_u32 i = 0; i < visits; i++) {
         clheap_u32 c = (start + i) % containers;
         clheap_u64 v = clheap_load64(clheap_bm_container(h, desc, 0u, c));

@@ -239,7 +239,7 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_claim(CLHEAP_GLOBAL clheap_u32 *
                 if (next - o >= need)
                     claimed = 1; /* ours, and now it fits */
                 else
-                    clheap_circular_release(h, fused, o, next); /* its successor is in use */
+                    clheap_circular_release(h, fused, o, next); /* its successor is in use, or the merges are spent */
             }
         }
         if (claimed > 0)

@@ -319,7 +319,7 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_piece_of(CLHEAP_GLOBAL clheap_u32 *h
 static CLHEAP_INLINE clheap_u32 clheap_tier_reserve_slow(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c,
                                                          clheap_u32 want, clheap_u32 seed, clheap_u64 *got)
 {
-    clheap_u32 frame = CLHEAP_BM_FAIL, why; /* its frames come from the pages: no sweep, no why */
+    clheap_u32 frame = CLHEAP_BM_FAIL, why; /* unread: TierAlloc counts a NULL where the request ends */
     CLHEAP_NO_UNROLL
     for (clheap_u32 attempt = 0; attempt < 2u && frame == CLHEAP_BM_FAIL; attempt++) {
         clheap_u32 s = attempt ? seed ^ 0x68E31DA4u : seed;
