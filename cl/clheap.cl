@@ -166,9 +166,6 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_malloc_warp(__global clheap_u32 
 #endif
 
 #if CLHEAP_IS_CIRCULAR
-#ifndef CLHEAP_WARP_FREE_MERGES
-#define CLHEAP_WARP_FREE_MERGES 32u /* a run of the warp's chunks, and one free chunk after it */
-#endif
 /* CircularMalloc family: the lanes freeing chunks that follow one another (a warp's
  * coalesced parts, freed together) leave one free chunk, not one per lane. Free merges
  * only forward, and lanes freeing in lockstep all find their successor still in use, so
@@ -176,8 +173,9 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_malloc_warp(__global clheap_u32 
  * the next launches' warp claims walked ever longer over them (H100, `clheap-bench
  * churn`, CMMalloc: 4 ms for the first launch, 1.9 s for the fifth, 33 s for the 16th).
  * A lane whose chunk begins where another lane's ends frees it plainly; after a warp
- * sync, every other lane, which owns the chunk before such a run, swallows the run with
- * one absorb per chunk (bounded; one lost to a walker's claim ends the run there). */
+ * sync, every other lane, which owns the chunk before such a run, swallows the run (its
+ * length found by pointer jumping over the lanes) and, as every free does, one free
+ * chunk after it. An absorb lost to a walker's claim ends the run there. */
 static CLHEAP_INLINE void clheap_circular_free_warp(__global clheap_u32 *h, __global void *ptr)
 {
     clheap_u32 mask = clheap_ptx_activemask();
@@ -187,17 +185,29 @@ static CLHEAP_INLINE void clheap_circular_free_warp(__global clheap_u32 *h, __gl
     if (!valid)
         return;
     clheap_ptx_syncwarp(peers); /* the other lanes' branch */
+    clheap_u32 lane = clheap_ptx_laneid(), succ = 32u; /* the lane whose chunk begins where ours ends */
     int follows = 0;
-    for (clheap_u32 m = peers; m; m &= m - 1u)
-        follows |= clheap_ptx_shfl(peers, next, 31u - clz(m & (0u - m))) == o;
+    for (clheap_u32 m = peers; m; m &= m - 1u) {
+        clheap_u32 src = 31u - clz(m & (0u - m));
+        follows |= clheap_ptx_shfl(peers, next, src) == o;
+        succ = clheap_ptx_shfl(peers, o, src) == next ? src : succ;
+    }
+    clheap_u32 run = succ < 32u ? 1u : 0u; /* the lanes' chunks that follow ours, in a row */
+    for (int step = 0; step < 5; step++) {
+        clheap_u32 from = succ < 32u ? succ : lane;
+        clheap_u32 their_run = clheap_ptx_shfl(peers, run, from), their_succ = clheap_ptx_shfl(peers, succ, from);
+        if (succ < 32u) {
+            run += their_run;
+            succ = their_succ;
+        }
+    }
     if (follows)
         clheap_circular_release(h, CLHEAP_FUSED, o, next);
     clheap_ptx_syncwarp(peers); /* the followers' chunks are free before the lane before them absorbs them */
     if (follows)
         return;
-    for (clheap_u32 k = 0u; k < CLHEAP_WARP_FREE_MERGES &&
-                            clheap_circular_absorb_next(h, CLHEAP_FUSED, CLHEAP_MULTI, o, h[CLHEAP_HDR_POOL_END], &next);
-         k++) {
+    for (clheap_u32 k = 0u;
+         k <= run && clheap_circular_absorb_next(h, CLHEAP_FUSED, CLHEAP_MULTI, o, h[CLHEAP_HDR_POOL_END], &next); k++) {
     }
     clheap_circular_release(h, CLHEAP_FUSED, o, next);
 }
