@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -283,6 +284,8 @@ static void random_mallocs_and_frees_keep_every_word(void **state)
 
     uint64_t ops = 0, live = 0, live_bytes = 0, most_live = 0, nulls_allowed_rounds = 0;
     cl_uint round = 0;
+    struct timespec began;
+    clock_gettime(CLOCK_MONOTONIC, &began);
     while (ops < target) {
         round++;
         clSetKernelArg(s->churn, 6, sizeof round, &round);
@@ -306,6 +309,13 @@ static void random_mallocs_and_frees_keep_every_word(void **state)
             print_message("  round %u: %u NULL, at most %.1f%% of the pool live\n", round, nulls_now - nulls_seen,
                           100.0 * (double)peak / (double)pool);
         nulls_seen = nulls_now;
+        if (round % 16 == 0) { /* how far a long run got, should it be stopped */
+            struct timespec now;
+            clock_gettime(CLOCK_MONOTONIC, &now);
+            print_message("  round %u: %llu mallocs + frees, %.1f%% of the pool live, %.0f s\n", round,
+                          (unsigned long long)ops, 100.0 * (double)bytes_now / (double)pool,
+                          (double)(now.tv_sec - began.tv_sec) + 1e-9 * (double)(now.tv_nsec - began.tv_nsec));
+        }
         live = live_now;
         live_bytes = bytes_now;
         if (round % check_every == 0) {
