@@ -4,7 +4,7 @@
  *   CLHEAP_STRESS_OPS       mallocs + frees to reach (default 100000; the H100 run uses 10^8)
  *   CLHEAP_STRESS_ITEMS     work-items, each holding at most one allocation (default 4096)
  *   CLHEAP_STRESS_HEAP_MIB  heap size (default 128)
- *   CLHEAP_STRESS_CHECK     rounds between full heap checks (default 1)
+ *   CLHEAP_STRESS_CHECK     rounds between full heap and word checks (default 1)
  *
  * Each round is one kernel: a work-item holding an allocation verifies every word of it
  * (each word holds its owner's tag plus its index, so a block handed to two owners, or
@@ -236,6 +236,21 @@ static uint64_t live_objects(stress *s)
     return live;
 }
 
+/* Words the kernels found overwritten so far, all work-items together. */
+static uint64_t words_wrong(stress *s)
+{
+    size_t bytes = 3 * (size_t)s->count * sizeof(uint32_t);
+    uint32_t *tally = malloc(bytes);
+    assert_non_null(tally);
+    assert_int_equal(clEnqueueReadBuffer(s->cl.queue, s->tally_buf, CL_TRUE, 0, bytes, tally, 0, NULL, NULL),
+                     CL_SUCCESS);
+    uint64_t wrong = 0;
+    for (uint32_t i = 0; i < s->count; i++)
+        wrong += tally[3 * i + 2];
+    free(tally);
+    return wrong;
+}
+
 /* The largest request the allocator serves: the blocks' largest class, else 2 MiB. */
 static uint32_t largest_request(stress *s)
 {
@@ -309,13 +324,6 @@ static void random_mallocs_and_frees_keep_every_word(void **state)
             print_message("  round %u: %u NULL, at most %.1f%% of the pool live\n", round, nulls_now - nulls_seen,
                           100.0 * (double)peak / (double)pool);
         nulls_seen = nulls_now;
-        if (round % 16 == 0) { /* how far a long run got, should it be stopped */
-            struct timespec now;
-            clock_gettime(CLOCK_MONOTONIC, &now);
-            print_message("  round %u: %llu mallocs + frees, %.1f%% of the pool live, %.0f s\n", round,
-                          (unsigned long long)ops, 100.0 * (double)bytes_now / (double)pool,
-                          (double)(now.tv_sec - began.tv_sec) + 1e-9 * (double)(now.tv_nsec - began.tv_nsec));
-        }
         live = live_now;
         live_bytes = bytes_now;
         if (round % check_every == 0) {
@@ -323,6 +331,19 @@ static void random_mallocs_and_frees_keep_every_word(void **state)
             snprintf(label, sizeof label, "round %u", round);
             assert_heap_sound(s->heap, label);
             assert_int_equal(live_objects(s), live);
+            /* Here too, not only at the end: a run stopped by a time limit has then
+             * proved its words up to its last check. */
+            if (words_wrong(s) != 0)
+                fail_msg("round %u: words of live allocations were overwritten", round);
+        }
+        if (round % 16 == 0) { /* how far a long run got, should it be stopped */
+            struct timespec now;
+            clock_gettime(CLOCK_MONOTONIC, &now);
+            print_message("  round %u: %llu mallocs + frees, %.1f%% of the pool live, %.0f s; heap and words sound "
+                          "at round %u\n",
+                          round, (unsigned long long)ops, 100.0 * (double)bytes_now / (double)pool,
+                          (double)(now.tv_sec - began.tv_sec) + 1e-9 * (double)(now.tv_nsec - began.tv_nsec),
+                          round / (cl_uint)check_every * (cl_uint)check_every);
         }
     }
     launch(s, s->drain);
