@@ -175,7 +175,10 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_malloc_warp(__global clheap_u32 
  * A lane whose chunk begins where another lane's ends frees it plainly; after a warp
  * sync, every other lane, which owns the chunk before such a run, swallows the run (its
  * length found by pointer jumping over the lanes) and, as every free does, one free
- * chunk after it. An absorb lost to a walker's claim ends the run there. */
+ * chunk after it, no more: absorbing up to 32 chunks let a lone lane merge away the
+ * pre-split chunks other walkers stood on (H100, the papers' Alloc-Dealloc with one
+ * lane a warp: 66 us, 15 us with the exact run). An absorb lost to a walker's claim
+ * ends the run there. */
 static CLHEAP_INLINE void clheap_circular_free_warp(__global clheap_u32 *h, __global void *ptr)
 {
     clheap_u32 mask = clheap_ptx_activemask();
