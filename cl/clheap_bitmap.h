@@ -252,6 +252,12 @@ static CLHEAP_INLINE clheap_u32 clheap_bm_try_find_and_clear(CLHEAP_GLOBAL clhea
     return CLHEAP_BM_FAIL;
 }
 
+/* Whether the top level shows a set bit anywhere (it may be stale by a few operations). */
+static CLHEAP_INLINE int clheap_bm_any_set(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc)
+{
+    return clheap_load64(clheap_bm_container(h, desc, h[desc + CLHEAP_BM_LEVELS] - 1u, 0u)) != 0;
+}
+
 /* Where a sweep starts (a container index from the seed), the bitmap's container count,
  * and how many level-0 containers the sweep visits: at most max_containers, none if the
  * top level says the bitmap is empty. */
@@ -261,7 +267,7 @@ static CLHEAP_INLINE clheap_u32 clheap_bm_sweep_span(CLHEAP_GLOBAL clheap_u32 *h
 {
     *containers = (h[desc + CLHEAP_BM_BITS] + 63u) / 64u;
     *start = clheap_hash32(seed) % *containers;
-    if (!clheap_load64(clheap_bm_container(h, desc, h[desc + CLHEAP_BM_LEVELS] - 1u, 0u)))
+    if (!clheap_bm_any_set(h, desc))
         return 0u;
     return *containers < max_containers ? *containers : max_containers;
 }
