@@ -339,11 +339,12 @@ static void random_mallocs_and_frees_keep_every_word(void **state)
         if (round % 16 == 0) { /* how far a long run got, should it be stopped */
             struct timespec now;
             clock_gettime(CLOCK_MONOTONIC, &now);
-            print_message("  round %u: %llu mallocs + frees, %.1f%% of the pool live, %.0f s; heap and words sound "
-                          "at round %u\n",
+            cl_uint checked = round / (cl_uint)check_every * (cl_uint)check_every;
+            print_message("  round %u: %llu mallocs + frees, %.1f%% of the pool live, %.0f s; heap and words %s %u\n",
                           round, (unsigned long long)ops, 100.0 * (double)bytes_now / (double)pool,
                           (double)(now.tv_sec - began.tv_sec) + 1e-9 * (double)(now.tv_nsec - began.tv_nsec),
-                          round / (cl_uint)check_every * (cl_uint)check_every);
+                          checked ? "sound at round" : "not checked yet, next at round",
+                          checked ? checked : (cl_uint)check_every);
         }
     }
     launch(s, s->drain);
