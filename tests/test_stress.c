@@ -236,19 +236,26 @@ static uint64_t live_objects(stress *s)
     return live;
 }
 
-/* Words the kernels found overwritten so far, all work-items together. */
-static uint64_t words_wrong(stress *s)
+/* The kernels' tallies so far, all work-items together. */
+typedef struct tallies {
+    uint64_t ops, nulls, words_wrong;
+} tallies;
+
+static tallies read_tallies(stress *s)
 {
     size_t bytes = 3 * (size_t)s->count * sizeof(uint32_t);
     uint32_t *tally = malloc(bytes);
     assert_non_null(tally);
     assert_int_equal(clEnqueueReadBuffer(s->cl.queue, s->tally_buf, CL_TRUE, 0, bytes, tally, 0, NULL, NULL),
                      CL_SUCCESS);
-    uint64_t wrong = 0;
-    for (uint32_t i = 0; i < s->count; i++)
-        wrong += tally[3 * i + 2];
+    tallies t = {0, 0, 0};
+    for (uint32_t i = 0; i < s->count; i++) {
+        t.ops += tally[3 * i];
+        t.nulls += tally[3 * i + 1];
+        t.words_wrong += tally[3 * i + 2];
+    }
     free(tally);
-    return wrong;
+    return t;
 }
 
 /* The largest request the allocator serves: the blocks' largest class, else 2 MiB. */
@@ -333,7 +340,7 @@ static void random_mallocs_and_frees_keep_every_word(void **state)
             assert_int_equal(live_objects(s), live);
             /* Here too, not only at the end: a run stopped by a time limit has then
              * proved its words up to its last check. */
-            if (words_wrong(s) != 0)
+            if (read_tallies(s).words_wrong != 0)
                 fail_msg("round %u: words of live allocations were overwritten", round);
         }
         if (round % 16 == 0) { /* how far a long run got, should it be stopped */
@@ -353,17 +360,8 @@ static void random_mallocs_and_frees_keep_every_word(void **state)
     assert_heap_sound(s->heap, "after the drain");
     assert_int_equal(live_objects(s), 0);
 
-    uint32_t *tally = malloc(3 * bytes);
-    assert_non_null(tally);
-    assert_int_equal(clEnqueueReadBuffer(s->cl.queue, s->tally_buf, CL_TRUE, 0, 3 * bytes, tally, 0, NULL, NULL),
-                     CL_SUCCESS);
-    uint64_t all_ops = 0, nulls = 0, bad_words = 0;
-    for (uint32_t i = 0; i < s->count; i++) {
-        all_ops += tally[3 * i];
-        nulls += tally[3 * i + 1];
-        bad_words += tally[3 * i + 2];
-    }
-    free(tally);
+    tallies t = read_tallies(s);
+    uint64_t all_ops = t.ops, nulls = t.nulls, bad_words = t.words_wrong;
     clheap_heap_errors e;
     clheap_heap_read_errors(s->heap, &e);
     print_message("%s: %u work-items, %u rounds, %llu mallocs + frees, %llu NULL (%u out of memory, %u contended), "
