@@ -206,6 +206,92 @@ static void whole_pool_and_segment_edges(void **state)
     core_heap_destroy(&heap);
 }
 
+/* Large requests in a small pool (cl/clheap_pages.h, CLHEAP_PAGES_BEST_FIT_SEGMENTS) go
+ * to the best-fitting region of free frames, at its top, and a region may take the free
+ * frames beside its whole segments. Three allocations packed down from the pool's end;
+ * freeing the middle one leaves a hole of 200 frames that holds only 2 whole segments
+ * (it needs 4 of them as whole segments). A request of exactly 200 frames takes the
+ * hole, one of 201 does not; both bytes intact, everything merges back. */
+static void large_requests_take_the_best_region(void **state)
+{
+    (void)state;
+    core_heap heap;
+    clheap_heap_config config = clheap_heap_config_default();
+    config.allocator = CLHEAP_TIER_ALLOC;
+    config.size_bytes = 4u << 20;
+    assert_int_equal(core_heap_create(&config, 4, &heap), CLHEAP_SUCCESS);
+    clheap_heap_stats fresh, s;
+    assert_walks(&heap, &fresh);
+    uint32_t frames = (uint32_t)(fresh.pool_bytes / fresh.frame_bytes), S = fresh.segment_frames;
+    assert_int_equal(frames % S, 0);
+    assert_true(frames >= 8 * S);
+    static const uint32_t sizes[] = {100, 200, 100}; /* packed down from the end */
+    uint32_t units[3], top = frames;
+    for (uint32_t i = 0; i < 3; i++) {
+        units[i] = core_heap_malloc(&heap, (size_t)sizes[i] * fresh.frame_bytes, i);
+        assert_int_not_equal(units[i], 0);
+        top -= sizes[i];
+        assert_int_equal(frame_of(&heap, units[i]), top);
+    }
+    core_heap_free_unit(&heap, units[1], 0);
+    assert_walks(&heap, &s);
+    uint32_t hole = frames - 300;
+    assert_true(hole % S != 0 && (hole + 200) % S != 0); /* the hole has broken segments at both ends */
+    live in_hole = {core_heap_malloc(&heap, 200 * (size_t)fresh.frame_bytes, 1), 200 * (uint32_t)fresh.frame_bytes};
+    assert_int_not_equal(in_hole.unit, 0);
+    assert_int_equal(frame_of(&heap, in_hole.unit), hole);
+    live below = {core_heap_malloc(&heap, 201 * (size_t)fresh.frame_bytes, 2), 201 * (uint32_t)fresh.frame_bytes};
+    assert_int_not_equal(below.unit, 0);
+    assert_int_equal(frame_of(&heap, below.unit), frames - 400 - 201);
+    fill(&heap, &in_hole, 1);
+    fill(&heap, &below, 2);
+    assert_walks(&heap, &s);
+    expect_intact(&heap, &in_hole, 1);
+    expect_intact(&heap, &below, 2);
+    core_heap_free_unit(&heap, units[0], 3);
+    core_heap_free_unit(&heap, units[2], 3);
+    core_heap_free_unit(&heap, in_hole.unit, 3);
+    core_heap_free_unit(&heap, below.unit, 3);
+    assert_walks(&heap, &s);
+    assert_int_equal(s.free_segments, fresh.free_segments);
+    assert_int_equal(heap.words[CLHEAP_HDR_ERR_OUT_OF_MEMORY], 0);
+    core_heap_destroy(&heap);
+}
+
+/* In a large pool, where large requests take whole segments first, the last free
+ * stretch is 5 whole segments and 44 frames of a broken one beside them: a request for
+ * exactly that takes it (the frames beside a run, cl/clheap_pages.h), filling the pool. */
+static void large_request_takes_the_frames_beside_a_run(void **state)
+{
+    (void)state;
+    core_heap heap;
+    clheap_heap_stats fresh, s;
+    make_heap(&heap, &fresh);
+    uint32_t S = fresh.segment_frames, frames = (uint32_t)(fresh.pool_bytes / fresh.frame_bytes);
+    size_t frame = fresh.frame_bytes;
+    uint32_t most = core_heap_malloc(&heap, (size_t)(frames - 6 * S) * frame, 0);
+    assert_int_not_equal(most, 0);
+    uint32_t piece = core_heap_malloc(&heap, 20 * frame, 1); /* breaks one of the 6 segments left */
+    assert_int_not_equal(piece, 0);
+    assert_walks(&heap, &s);
+    assert_int_equal(s.free_segments, 5);
+    assert_int_equal(s.free_bytes, (uint64_t)(6 * S - 20) * frame);
+    live rest = {core_heap_malloc(&heap, (6 * S - 20) * frame, 2), (6 * S - 20) * (uint32_t)frame};
+    assert_int_not_equal(rest.unit, 0);
+    assert_int_equal(frame_of(&heap, rest.unit), frame_of(&heap, piece) + 20);
+    fill(&heap, &rest, 7);
+    assert_walks(&heap, &s);
+    assert_int_equal(s.free_bytes, 0);
+    expect_intact(&heap, &rest, 7);
+    core_heap_free_unit(&heap, piece, 3);
+    core_heap_free_unit(&heap, rest.unit, 3);
+    core_heap_free_unit(&heap, most, 3);
+    assert_walks(&heap, &s);
+    assert_int_equal(s.free_segments, fresh.free_segments);
+    assert_int_equal(heap.words[CLHEAP_HDR_ERR_OUT_OF_MEMORY], 0);
+    core_heap_destroy(&heap);
+}
+
 /* A small-tier run when no container near the low end has room: the low end made a
  * checkerboard of single free segments (100 containers of 64 KiB pieces, every other one
  * freed: more than a look's start among the nearest 32 plus its 64 containers), a 16 B
@@ -435,6 +521,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(random_steps_keep_placement_and_merge_back),
         cmocka_unit_test(whole_pool_and_segment_edges),
+        cmocka_unit_test(large_requests_take_the_best_region),
+        cmocka_unit_test(large_request_takes_the_frames_beside_a_run),
         cmocka_unit_test(small_run_past_a_fragmented_low_end),
         cmocka_unit_test(sparse_requests_take_pieces_not_blocks),
         cmocka_unit_test(classes_without_runs_fill_their_pool),
