@@ -21,6 +21,21 @@
         }                                                                                  \
     } while (0)
 
+/* The device clheap_select_device picks (CLHEAP_PLATFORM, CLHEAP_DEVICE), a context and
+ * an in-order queue on it; name gets the device's description. */
+static inline void open_device(cl_device_id *device, cl_context *context, cl_command_queue *queue, char *name,
+                               size_t len)
+{
+    cl_platform_id platform;
+    CHECK(clheap_select_device(&platform, device));
+    clheap_describe_device(*device, name, len);
+    cl_int err;
+    *context = clCreateContext(NULL, 1, device, NULL, NULL, &err);
+    CHECK(err);
+    *queue = clCreateCommandQueue(*context, *device, 0, &err);
+    CHECK(err);
+}
+
 /* Builds source with the heap's allocator; on failure prints the build log and exits. */
 static inline cl_program build_or_exit(clheap_heap *heap, const char *source)
 {

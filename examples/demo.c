@@ -138,18 +138,14 @@ static int heap_paths(cl_context context, cl_device_id device, cl_command_queue 
 
 int main(void)
 {
-    cl_platform_id platform;
     cl_device_id device;
-    CHECK(clheap_select_device(&platform, &device));
+    cl_context context;
+    cl_command_queue queue;
     char name[512];
-    clheap_describe_device(device, name, sizeof name);
+    open_device(&device, &context, &queue, name, sizeof name);
     printf("clheap %s demo on %s\n", CLHEAP_VERSION_STRING, name);
 
     cl_int err;
-    cl_context context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
-    CHECK(err);
-    cl_command_queue queue = clCreateCommandQueue(context, device, 0, &err);
-    CHECK(err);
     cl_program program = clCreateProgramWithSource(context, 1, &kernel_source, NULL, &err);
     CHECK(err);
     CHECK(clBuildProgram(program, 1, &device, "", NULL, NULL));

@@ -65,16 +65,11 @@ static void run(cl_context context, cl_device_id device, cl_command_queue queue,
 
 int main(void)
 {
-    cl_platform_id platform;
     cl_device_id device;
-    CHECK(clheap_select_device(&platform, &device));
+    cl_context context;
+    cl_command_queue queue;
     char name[512];
-    clheap_describe_device(device, name, sizeof name);
-    cl_int err;
-    cl_context context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
-    CHECK(err);
-    cl_command_queue queue = clCreateCommandQueue(context, device, 0, &err);
-    CHECK(err);
+    open_device(&device, &context, &queue, name, sizeof name);
     printf("CMalloc fragmentation after Alloc-Dealloc, %d work-items, 32 MiB heap, on %s\n", ITEMS, name);
     printf("%-12s %8s %14s %16s %16s\n", "pre-split", "request", "F_internal", "F_external",
            "free chunks");

@@ -752,16 +752,9 @@ int main(int argc, char **argv)
             sc.root_lo[a] = sc.lo[3 * i + a] < sc.root_lo[a] ? sc.lo[3 * i + a] : sc.root_lo[a];
             sc.root_hi[a] = sc.hi[3 * i + a] > sc.root_hi[a] ? sc.hi[3 * i + a] : sc.root_hi[a];
         }
-    cl_platform_id platform;
-    CHECK(clheap_select_device(&platform, &sc.device));
     char name[256];
-    clheap_describe_device(sc.device, name, sizeof name);
+    open_device(&sc.device, &sc.context, &sc.queue, name, sizeof name);
     printf("device: %s\n", name);
-    cl_int err;
-    sc.context = clCreateContext(NULL, 1, &sc.device, NULL, NULL, &err);
-    CHECK(err);
-    sc.queue = clCreateCommandQueue(sc.context, sc.device, 0, &err);
-    CHECK(err);
     size_t box_bytes = (size_t)sc.prims * 3 * sizeof(float);
     sc.lo_buf = buffer_or_exit(sc.context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, box_bytes, sc.lo);
     sc.hi_buf = buffer_or_exit(sc.context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, box_bytes, sc.hi);

@@ -364,16 +364,9 @@ int main(int argc, char **argv)
                         "[--allocator NAME|all] [--heap-mib M] [--fit] [--csv FILE]\n", argv[0]);
         return 2;
     }
-    cl_platform_id platform;
-    CHECK(clheap_select_device(&platform, &w.device));
     char name[256];
-    clheap_describe_device(w.device, name, sizeof name);
+    open_device(&w.device, &w.context, &w.queue, name, sizeof name);
     printf("device: %s\n", name);
-    cl_int err;
-    w.context = clCreateContext(NULL, 1, &w.device, NULL, NULL, &err);
-    CHECK(err);
-    w.queue = clCreateCommandQueue(w.context, w.device, 0, &err);
-    CHECK(err);
     /* The default first, then every other allocator that frees concurrently. */
     clheap_allocator order[] = {CLHEAP_DEFAULT_ALLOCATOR, CLHEAP_BLOCK_ALLOC, CLHEAP_BITMAP_ALLOC, CLHEAP_CMALLOC,
                                 CLHEAP_CFMALLOC, CLHEAP_CMMALLOC, CLHEAP_CFMMALLOC};

@@ -156,17 +156,12 @@ int main(int argc, char **argv)
         return 2;
     }
     int m = cells / CHUNK, chunks = m * m * m;
-    cl_platform_id platform;
     cl_device_id device;
-    CHECK(clheap_select_device(&platform, &device));
+    cl_context context;
+    cl_command_queue queue;
     char name[256];
-    clheap_describe_device(device, name, sizeof name);
+    open_device(&device, &context, &queue, name, sizeof name);
     printf("device: %s\n", name);
-    cl_int err;
-    cl_context context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
-    CHECK(err);
-    cl_command_queue queue = clCreateCommandQueue(context, device, 0, &err);
-    CHECK(err);
 
     clheap_heap_config config = clheap_heap_config_default();
     config.size_bytes = (uint64_t)heap_mib << 20;

@@ -74,6 +74,15 @@ static void assert_walks(core_heap *heap, clheap_heap_stats *s)
         fail_msg("heap check: %s", what);
 }
 
+/* Everything freed: the heap is sound, every segment whole again, and no malloc got NULL. */
+static void assert_merged_back(core_heap *heap, const clheap_heap_stats *fresh)
+{
+    clheap_heap_stats s;
+    assert_walks(heap, &s);
+    assert_int_equal(s.free_segments, fresh->free_segments);
+    assert_int_equal(heap->words[CLHEAP_HDR_ERR_OUT_OF_MEMORY], 0);
+}
+
 /* Sizes 16 B - 16 KiB (blocks, sometimes a warp's worth at once) and 64 KiB - 8 MiB
  * (segments), log-uniform, up to a fifth of the pool live. */
 static void random_steps_keep_placement_and_merge_back(void **state)
@@ -252,9 +261,7 @@ static void large_requests_take_the_best_region(void **state)
     core_heap_free_unit(&heap, units[2], 3);
     core_heap_free_unit(&heap, in_hole.unit, 3);
     core_heap_free_unit(&heap, below.unit, 3);
-    assert_walks(&heap, &s);
-    assert_int_equal(s.free_segments, fresh.free_segments);
-    assert_int_equal(heap.words[CLHEAP_HDR_ERR_OUT_OF_MEMORY], 0);
+    assert_merged_back(&heap, &fresh);
     core_heap_destroy(&heap);
 }
 
@@ -286,9 +293,7 @@ static void large_request_takes_the_frames_beside_a_run(void **state)
     core_heap_free_unit(&heap, piece, 3);
     core_heap_free_unit(&heap, rest.unit, 3);
     core_heap_free_unit(&heap, most, 3);
-    assert_walks(&heap, &s);
-    assert_int_equal(s.free_segments, fresh.free_segments);
-    assert_int_equal(heap.words[CLHEAP_HDR_ERR_OUT_OF_MEMORY], 0);
+    assert_merged_back(&heap, &fresh);
     core_heap_destroy(&heap);
 }
 
@@ -333,9 +338,7 @@ static void small_run_past_a_fragmented_low_end(void **state)
         core_heap_free_unit(&heap, pieces[i], 1);
     core_heap_free_unit(&heap, small, 1);
     core_heap_trim(&heap);
-    assert_walks(&heap, &s);
-    assert_int_equal(s.free_segments, fresh.free_segments);
-    assert_int_equal(heap.words[CLHEAP_HDR_ERR_OUT_OF_MEMORY], 0);
+    assert_merged_back(&heap, &fresh);
     free(pieces);
     core_heap_destroy(&heap);
 }
@@ -419,9 +422,7 @@ static void sparse_requests_take_pieces_not_blocks(void **state)
     core_heap_free_unit(&heap, small[1], 0);
     core_heap_free_unit(&heap, piece, 0);
     core_heap_trim(&heap);
-    assert_walks(&heap, &s);
-    assert_int_equal(s.free_segments, fresh.free_segments);
-    assert_int_equal(heap.words[CLHEAP_HDR_ERR_OUT_OF_MEMORY], 0);
+    assert_merged_back(&heap, &fresh);
     core_heap_destroy(&heap);
 }
 
