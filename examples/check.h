@@ -1,6 +1,6 @@
 /* What the examples share: their error handling (any clheap or OpenCL failure ends the
  * program with the call and its explanation; a library never exits, a demo may), their
- * command-line options, and the count of a heap's objects they check. */
+ * device, command-line options and clock, and the count of a heap's objects they check. */
 #ifndef CLHEAP_EXAMPLES_CHECK_H
 #define CLHEAP_EXAMPLES_CHECK_H
 
@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "clheap/clheap.h"
 
@@ -20,6 +21,14 @@
             exit(2);                                                                       \
         }                                                                                  \
     } while (0)
+
+/* Wall-clock seconds, for timing host loops that wait on the queue. */
+static inline double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
 
 /* The device clheap_select_device picks (CLHEAP_PLATFORM, CLHEAP_DEVICE), a context and
  * an in-order queue on it; name gets the device's description. */

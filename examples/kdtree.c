@@ -32,7 +32,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "check.h"
 
@@ -206,13 +205,6 @@ static const char *kernel_source =
 
 enum { NODES, NEXT, NULLS, OVERFLOW, COUNTERS };
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static uint64_t next_random(uint64_t *s)
 {
     *s ^= *s << 13;
@@ -275,7 +267,7 @@ typedef struct scene {
     float root_lo[3], root_hi[3];
 } scene;
 
-/* A built tree, read back: its nodes and every leaf's indices (leaf i's at first[i]). */
+/* A built tree, read back: its nodes, the launches it took and what went wrong. */
 typedef struct tree {
     kd_node *nodes;
     cl_mem buffer; /* the heap version's nodes, still on the device */
@@ -421,7 +413,7 @@ static tree build_static(const scene *sc, cl_program program, uint32_t ***stores
         size_t total = 0;
         uint32_t next_width = 0;
         for (uint32_t g = 0; g < width; g++) {
-            if (!sides[2 * g] && !sides[2 * g + 1] ) {
+            if (!sides[2 * g] && !sides[2 * g + 1]) {
                 plan[3 * g] = ~0u;
                 continue;
             }
@@ -516,20 +508,18 @@ typedef struct checked {
     uint64_t refs;
 } checked;
 
-/* The heap tree's leaves' arrays, in leaf order of `leaf_ids`, at `offsets`. */
+/* The heap tree's leaves' arrays, copied out in the order of `leaf_ids`; leaf i's starts
+ * at offsets[i] (filled here: the device kernel reads the same offsets). */
 static uint32_t *gather(const scene *sc, clheap_heap *heap, cl_program program, const tree *t, uint32_t *leaf_ids,
-                        uint32_t leaves, uint64_t *offsets64)
+                        uint32_t leaves, uint32_t *offsets)
 {
-    uint32_t *offsets = malloc(((size_t)leaves + 1) * sizeof *offsets);
-    uint64_t total = 0;
+    size_t total = 0;
     for (uint32_t i = 0; i < leaves; i++) {
-        offsets64[i] = total;
         offsets[i] = (uint32_t)total;
         total += t->nodes[leaf_ids[i]].count;
     }
-    offsets64[leaves] = total;
     uint32_t *out = malloc((total ? total : 1) * sizeof *out);
-    if (!offsets || !out)
+    if (!out)
         exit(2);
     cl_kernel k = kernel_or_exit(program, "gather_leaves");
     cl_mem ids = buffer_or_exit(sc->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
@@ -546,19 +536,19 @@ static uint32_t *gather(const scene *sc, clheap_heap *heap, cl_program program, 
     CHECK(clEnqueueReadBuffer(sc->queue, out_buf, CL_TRUE, 0, total * sizeof(cl_uint), out, 0, NULL, NULL));
     clReleaseMemObject(ids), clReleaseMemObject(offs), clReleaseMemObject(out_buf);
     clReleaseKernel(k);
-    free(offsets);
     return out;
 }
 
 /* Walks the heap tree and the static one together from their roots: the same boxes,
  * counts and shape, each leaf the same primitives; every heap leaf's primitives overlap
- * its box and the leaf is small, deep or unsplittable; every primitive is reached. */
+ * its box and the leaf is small, deep or not worth splitting; every primitive is reached.
+ * Sorts the static leaves' arrays in `stores` in place. */
 static checked check_trees(const scene *sc, clheap_heap *heap, cl_program program, const tree *h, const tree *st,
                            uint32_t **stores)
 {
     checked c = {0};
     uint32_t *leaf_ids = malloc((size_t)h->count * sizeof *leaf_ids), *leaf_of = malloc((size_t)h->count * sizeof *leaf_of);
-    uint64_t *offsets = malloc(((size_t)h->count + 1) * sizeof *offsets);
+    uint32_t *offsets = malloc((size_t)h->count * sizeof *offsets);
     uint8_t *reached = calloc(sc->prims, 1);
     uint32_t *stack = malloc(2 * (size_t)(h->count + st->count + 2) * sizeof *stack);
     if (!leaf_ids || !leaf_of || !offsets || !reached || !stack)
@@ -594,13 +584,10 @@ static checked check_trees(const scene *sc, clheap_heap *heap, cl_program progra
             stack[top++] = a->right, stack[top++] = b->right;
             continue;
         }
-        uint32_t *mine = items + offsets[leaf_of[hi]];
-        uint32_t *theirs = malloc(((size_t)b->count + 1) * sizeof *theirs);
-        memcpy(theirs, stores[b->depth] + b->items, (size_t)b->count * sizeof *theirs);
-        qsort(theirs, b->count, sizeof *theirs, compare_u32);
-        uint32_t *sorted = malloc(((size_t)a->count + 1) * sizeof *sorted);
-        memcpy(sorted, mine, (size_t)a->count * sizeof *sorted);
+        /* Both are host copies (gathered here, read back by build_static): sorted in place. */
+        uint32_t *sorted = items + offsets[leaf_of[hi]], *theirs = stores[b->depth] + b->items;
         qsort(sorted, a->count, sizeof *sorted, compare_u32);
+        qsort(theirs, b->count, sizeof *theirs, compare_u32);
         int ok = memcmp(sorted, theirs, (size_t)a->count * sizeof *sorted) == 0;
         for (uint32_t i = 0; i < a->count && ok; i++) {
             uint32_t p = sorted[i];
@@ -617,7 +604,6 @@ static checked check_trees(const scene *sc, clheap_heap *heap, cl_program progra
             c.wrong++;
         }
         c.refs += a->count;
-        free(theirs), free(sorted);
     }
     for (uint32_t p = 0; p < sc->prims && c.wrong < 10; p++)
         if (!reached[p]) {

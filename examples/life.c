@@ -26,7 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "check.h"
 
@@ -118,13 +117,6 @@ static const char *kernel_source =
     "}\n";
 
 enum { NULLS, LISTED, KEPT };
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 /* The CPU's dense generation, the reference. */
 static void cpu_step(const uint8_t *in, uint8_t *out, uint32_t n)
