@@ -1,9 +1,11 @@
 /* What the examples share: their error handling (any clheap or OpenCL failure ends the
  * program with the call and its explanation; a library never exits, a demo may), their
- * device, command-line options and clock, and the count of a heap's objects they check. */
+ * device, launches, command-line options and clock, and the count of a heap's objects
+ * they check. */
 #ifndef CLHEAP_EXAMPLES_CHECK_H
 #define CLHEAP_EXAMPLES_CHECK_H
 
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +75,31 @@ static inline cl_mem buffer_or_exit(cl_context context, cl_mem_flags flags, size
     return buffer;
 }
 
+/* Launches kernel over `items` work-items in groups of 64 (none if items is 0). */
+static inline void run_kernel(cl_command_queue queue, cl_kernel kernel, size_t items)
+{
+    size_t local = 64, global = (items + local - 1) / local * local;
+    if (global)
+        CHECK(clEnqueueNDRangeKernel(queue, kernel, 1, NULL, &global, &local, 0, NULL, NULL));
+}
+
+/* Sets `count` arguments of kernel, given as ARG(x) pairs: from argument 1 on, after the
+ * heap's as argument 0, or from argument 0 if heap is NULL. */
+static inline void set_args(clheap_heap *heap, cl_kernel kernel, int count, ...)
+{
+    if (heap)
+        CHECK(clheap_heap_set_kernel_arg(heap, kernel, 0));
+    va_list ap;
+    va_start(ap, count);
+    for (int i = 0; i < count; i++) {
+        size_t size = va_arg(ap, size_t);
+        const void *value = va_arg(ap, const void *);
+        CHECK(clSetKernelArg(kernel, (cl_uint)(i + (heap != NULL)), size, value));
+    }
+    va_end(ap);
+}
+#define ARG(x) sizeof(x), (const void *)&(x)
+
 /* The value after option `name`, or fallback. */
 static inline const char *arg_str(int argc, char **argv, const char *name, const char *fallback)
 {
@@ -97,6 +124,34 @@ static inline int arg_flag(int argc, char **argv, const char *name)
     return 0;
 }
 
+/* --fit, the papers' space-efficiency test: the largest problem size that fits a fixed
+ * heap. Sizes double from `first` to `last`, then the gap between the largest that fits
+ * and the smallest that does not is halved (in steps of 8) until it is at most 8 or
+ * 1/16 of the former. attempt(ctx, n) plays size n and says 1 (it fits), 0 (the heap was
+ * full) or -1 (something else went wrong: the search ends). *fits gets the size (0:
+ * none); returns 0 when the search ended on a -1. */
+static inline int largest_fit(int (*attempt)(void *ctx, uint32_t n), void *ctx, uint32_t first, uint32_t last,
+                              uint32_t *fits)
+{
+    uint32_t n = first, fails;
+    int r = 1;
+    *fits = 0;
+    for (; n <= last; n *= 2) {
+        if ((r = attempt(ctx, n)) != 1)
+            break;
+        *fits = n;
+    }
+    fails = n;
+    while (r != -1 && fails - *fits > 8 && fails - *fits > *fits / 16) {
+        n = (*fits + fails) / 2 / 8 * 8;
+        if ((r = attempt(ctx, n)) == 1)
+            *fits = n;
+        else
+            fails = n;
+    }
+    return r != -1;
+}
+
 /* Objects a heap holds: its classes' objects and large allocations (BlockAlloc,
  * TierAlloc: their used slots also count slots that runs hold back), else its chunks. */
 static inline unsigned long long live_objects(const clheap_heap_stats *s)
@@ -107,6 +162,16 @@ static inline unsigned long long live_objects(const clheap_heap_stats *s)
     for (uint32_t c = 0; c < s->class_count; c++)
         n += s->class_objects[c];
     return n;
+}
+
+/* Objects the heap holds, from its own walk, once TierAlloc's runs have given back the
+ * slots they held for its fast path. */
+static inline uint64_t heap_objects(clheap_heap *heap)
+{
+    clheap_heap_stats s;
+    CHECK(clheap_heap_trim(heap));
+    CHECK(clheap_heap_calculate_stats(heap, &s));
+    return live_objects(&s);
 }
 
 #endif

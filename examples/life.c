@@ -21,7 +21,6 @@
  * --fit: the heap stays at --heap-mib, and the largest torus (to 8 cells, or 1/16) whose
  * game runs the generations verified in it is searched, per allocator (the space
  * efficiency test of DynaSOAr's paper). */
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -147,27 +146,6 @@ typedef struct outcome {
     uint64_t heap_bytes;
 } outcome;
 
-static void run_kernel(cl_command_queue queue, cl_kernel kernel, size_t items)
-{
-    size_t local = 64, global = (items + local - 1) / local * local;
-    if (global)
-        CHECK(clEnqueueNDRangeKernel(queue, kernel, 1, NULL, &global, &local, 0, NULL, NULL));
-}
-
-static void set_args(clheap_heap *heap, cl_kernel kernel, int count, ...)
-{
-    CHECK(clheap_heap_set_kernel_arg(heap, kernel, 0));
-    va_list ap;
-    va_start(ap, count);
-    for (int i = 1; i <= count; i++) {
-        size_t size = va_arg(ap, size_t);
-        const void *value = va_arg(ap, const void *);
-        CHECK(clSetKernelArg(kernel, (cl_uint)i, size, value));
-    }
-    va_end(ap);
-}
-#define ARG(x) sizeof(x), (const void *)&(x)
-
 /* Runs an idempotent kernel (argument 0 the heap) until its mallocs get no NULL,
  * growing the heap by its policy in between (a heap that may not grow is tried again
  * as it is); counters come back read. 0 if NULLs remain after 16 tries. */
@@ -189,14 +167,6 @@ static int run_until_no_nulls(clheap_heap *heap, cl_command_queue queue, cl_kern
         CHECK(clEnqueueWriteBuffer(queue, counter_buf, CL_TRUE, 0, sizeof(cl_uint), &counters[NULLS], 0, NULL, NULL));
     }
     return 0;
-}
-
-/* Objects the heap holds, from its own walk. */
-static uint64_t heap_objects(clheap_heap *heap)
-{
-    clheap_heap_stats s;
-    CHECK(clheap_heap_calculate_stats(heap, &s));
-    return live_objects(&s);
 }
 
 static outcome play(const world *w, clheap_allocator allocator)
@@ -313,8 +283,6 @@ static outcome play(const world *w, clheap_allocator allocator)
     /* The host frees every object at once; the heap must then hold none. */
     if (count)
         CHECK(clheap_heap_enqueue_free(heap, w->queue, count, lists[cur], 0, 0, NULL, NULL));
-    CHECK(clheap_heap_trim(heap));
-    CHECK(clFinish(w->queue));
     uint64_t left = heap_objects(heap);
     clheap_heap_errors errors; /* its status names the first counter set: NULLs are expected here */
     clheap_status read = clheap_heap_read_errors(heap, &errors);
@@ -339,6 +307,19 @@ static outcome play(const world *w, clheap_allocator allocator)
     clReleaseProgram(program);
     CHECK(clheap_heap_destroy(heap));
     return r;
+}
+
+typedef struct fitting {
+    world *w;
+    clheap_allocator allocator;
+} fitting;
+
+static int attempt(void *ctx, uint32_t n)
+{
+    fitting *f = ctx;
+    f->w->n = n;
+    outcome r = play(f->w, f->allocator);
+    return r.ok ? 1 : r.full ? 0 : -1;
 }
 
 int main(int argc, char **argv)
@@ -375,24 +356,12 @@ int main(int argc, char **argv)
             continue;
         ran++;
         if (w.fixed) { /* the largest torus whose game fits the heap as it is */
-            uint32_t fits = 0, fails = 0;
-            outcome r = {.ok = 0};
-            for (w.n = 64; w.n <= 32768; w.n *= 2) {
-                if (!(r = play(&w, order[i])).ok)
-                    break;
-                fits = w.n;
-            }
-            fails = w.n;
-            while (r.full && fails - fits > 8 && fails - fits > fits / 16) { /* halve the gap, in steps of 8 */
-                w.n = (fits + fails) / 2 / 8 * 8;
-                if ((r = play(&w, order[i])).ok)
-                    fits = w.n;
-                else
-                    fails = w.n;
-            }
+            fitting f = {&w, order[i]};
+            uint32_t fits;
+            int sound = largest_fit(attempt, &f, 64, 32768, &fits);
             printf("%-12s %u MiB heap, %u generations: the largest torus that fits is %ux%u%s\n", a, w.heap_mib,
-                   w.generations, fits, fits, r.full || r.ok ? "" : " (a larger one FAILED for another reason)");
-            ok = ok && (r.full || r.ok) && fits > 0;
+                   w.generations, fits, fits, sound ? "" : " (a larger one FAILED for another reason)");
+            ok = ok && sound && fits > 0;
             continue;
         }
         outcome r = play(&w, order[i]);
