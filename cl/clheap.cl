@@ -311,7 +311,7 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_warp(__global clheap_u32 *h, 
         clheap_ptx_syncwarp(peers); /* the taker's branch and its header writes */
         clheap_u32 base = clheap_ptx_shfl(peers, unit, taker);
         if (rank >= first_piece)
-            unit = clheap_tier_piece_of(h, base, rank - first_piece, frames, lane == taker);
+            unit = clheap_tier_piece_of(h, base, rank - first_piece, frames, c, clheap_rotation_seed() + rank);
     }
     return unit;
 }

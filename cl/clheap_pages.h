@@ -26,8 +26,9 @@
  *   P4  no break is counted as under way (CLHEAP_HDR_PAGES_SPLITTING is 0).
  *
  * Operations (no step waits for another work-item; every loop is bounded):
- *   take(m), m < 64   an aligned fit of m ones in a container of F near the pool's low
- *             end (one AND takes it; an AND that finds some bits gone gives back the
+ *   take(m), m < 64   a fit of m ones in a container of F near the pool's low end, one
+ *             that fills a free stretch exactly or else lies against a frame in use
+ *             (one AND takes it; an AND that finds some bits gone gives back the
  *             others); else break a whole segment: clear its W bit, keep its first m
  *             frames, OR the other 64 - m into F. Linearisation point: the AND.
  *   take(64)  clear a W bit near the low end.
@@ -147,6 +148,20 @@ static CLHEAP_INLINE clheap_u64 clheap_pages_fits(clheap_u64 v, clheap_u32 m, cl
     return starts & aligned;
 }
 
+/* The fits of m (1..64) frames in v, a container of F, that waste least: those filling
+ * a free stretch exactly, else those against a frame in use or the segment's edge on
+ * either side, else 0. Why not aligned fits as for segments: blocks of 3, 6, 12, 24 or
+ * 48 frames (the 48 B, 96 B, 192 B... classes) aligned to 4, 8, 16... left a quarter of
+ * every broken segment in gaps no block fits (4 MiB pool, 96 B objects one by one:
+ * NULL at 75.0% of the pool, 976 frames free, none 3 in a row). */
+static CLHEAP_INLINE clheap_u64 clheap_pages_tight_fits(clheap_u64 v, clheap_u32 m)
+{
+    clheap_u64 any = clheap_pages_fits(v, m, 1u);
+    clheap_u64 left = any & ~(v << 1);                       /* frame i - 1 in use, or i = 0 */
+    clheap_u64 right = m < 64u ? any & ~(v >> m) : any;      /* frame i + m in use, or the end */
+    return (left & right) ? left & right : left | right;
+}
+
 /* Gives frames of segment s (bits of its F container) back; if that completes the
  * segment, moves it to W (see release above). */
 static CLHEAP_INLINE void clheap_pages_free_frames(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 s, clheap_u64 bits)
@@ -208,6 +223,7 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_fit(CLHEAP_GLOBAL clheap_u32 *
                                                       clheap_u32 width, clheap_u32 *stop, clheap_u32 from)
 {
     *stop = 0u;
+    int free_frames = desc == (clheap_u32)CLHEAP_BM_FREE;
     clheap_u32 p = clheap_pages_align_for(m), levels = h[desc + CLHEAP_BM_LEVELS];
     clheap_u32 containers = (h[desc + CLHEAP_BM_BITS] + 63u) / 64u;
     clheap_u64 v = 0;
@@ -237,7 +253,7 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_fit(CLHEAP_GLOBAL clheap_u32 *
     for (clheap_u32 seen = 0;;) {
         *stop = c;
         for (int tries = 0; tries < 4 && v; tries++) {
-            clheap_u64 fits = clheap_pages_fits(v, m, p);
+            clheap_u64 fits = free_frames ? clheap_pages_tight_fits(v, m) : clheap_pages_fits(v, m, p);
             if (!fits)
                 fits = clheap_pages_fits(v, m, 1u);
             if (!fits)

@@ -619,13 +619,35 @@ typedef struct outcome {
     int ok; /* nothing wrong (a build cut short by NULLs may still be ok) */
     double heap_ms, static_ms;
     uint32_t nodes, leaves, depth, nulls, levels;
-    uint64_t refs, allocs, heap_bytes;
+    uint64_t refs, allocs, heap_bytes, pool_bytes;
     double mean_bytes, sd_bytes;
 } outcome;
 
 static const char *result_of(const outcome *r)
 {
     return !r->ok ? "wrong" : r->nulls ? "incomplete" : "verified";
+}
+
+/* The most bytes the heap build can hold at once (each array rounded up to 16 B): while
+ * level d splits, the leaves above it, level d's arrays and level d + 1's. Measured on
+ * the static tree, which a complete heap build equals; tells whether a NULL came with
+ * the pool truly full. */
+static uint64_t peak_live_bytes(const tree *st)
+{
+    uint64_t level[66] = {0}, leaves[66] = {0}, peak = 0, above = 0;
+    for (uint32_t i = 0; i < st->count; i++) {
+        const kd_node *n = &st->nodes[i];
+        uint64_t bytes = n->count ? ((uint64_t)n->count * 4u + 15u) / 16u * 16u : 0;
+        uint32_t d = n->depth < 64 ? n->depth : 64;
+        level[d] += bytes;
+        leaves[d] += n->left ? 0 : bytes;
+    }
+    for (uint32_t d = 0; d < 65; d++) {
+        uint64_t during = above + level[d] + level[d + 1];
+        peak = during > peak ? during : peak;
+        above += leaves[d];
+    }
+    return peak;
 }
 
 static outcome build(const scene *sc, clheap_allocator allocator, const tree *st, uint32_t **stores)
@@ -685,6 +707,7 @@ static outcome build(const scene *sc, clheap_allocator allocator, const tree *st
     clheap_status sound = clheap_heap_check(heap, what, sizeof what);
     clheap_heap_stats s;
     CHECK(clheap_heap_calculate_stats(heap, &s));
+    r.pool_bytes = s.pool_bytes;
     clheap_heap_errors errors;
     clheap_status read = clheap_heap_read_errors(heap, &errors);
     if (read < 0)
@@ -771,8 +794,9 @@ int main(int argc, char **argv)
     FILE *csv = csv_path ? fopen(csv_path, "w") : NULL;
     if (csv)
         fprintf(csv, "allocator,scene,prims,heap_factor,heap_bytes,nodes,leaves,depth,refs,allocs,mean_bytes,sd_bytes,"
-                     "build_ms,static_ms,nulls,result\n");
+                     "build_ms,static_ms,nulls,peak_live_bytes,pool_bytes,result\n");
     int wrong = 0, incomplete = 0, ran = 0;
+    uint64_t peak = peak_live_bytes(&st);
     for (size_t i = 0; i < sizeof order / sizeof *order; i++) {
         const char *a = clheap_allocator_name(order[i]);
         if ((strcmp(which, "all") != 0 && strcmp(which, a) != 0) || (i && order[i] == CLHEAP_DEFAULT_ALLOCATOR))
@@ -781,16 +805,17 @@ int main(int argc, char **argv)
         outcome r = build(&sc, order[i], &st, stores);
         printf("%-12s %s %u primitives, heap %llu MiB (%ux the root's array): %u nodes, %u leaves, depth %u, %llu "
                "references; %llu allocations of %.0f B on average (sd %.0f); build %.3f ms, static %.3f ms (%.2fx); "
-               "%u NULL: %s\n",
+               "%u NULL with at most %.1f%% of the pool live: %s\n",
                a, scene_name, sc.prims, (unsigned long long)(r.heap_bytes >> 20), sc.heap_factor, r.nodes, r.leaves,
                r.depth, (unsigned long long)r.refs, (unsigned long long)r.allocs, r.mean_bytes, r.sd_bytes, r.heap_ms,
-               r.static_ms, r.static_ms > 0 ? r.heap_ms / r.static_ms : 0.0, r.nulls, result_of(&r));
+               r.static_ms, r.static_ms > 0 ? r.heap_ms / r.static_ms : 0.0, r.nulls,
+               r.pool_bytes ? 100.0 * (double)peak / (double)r.pool_bytes : 0.0, result_of(&r));
         fflush(stdout);
         if (csv) {
-            fprintf(csv, "%s,%s,%u,%u,%llu,%u,%u,%u,%llu,%llu,%.1f,%.1f,%.6f,%.6f,%u,%s\n", a, scene_name, sc.prims,
-                    sc.heap_factor, (unsigned long long)r.heap_bytes, r.nodes, r.leaves, r.depth,
+            fprintf(csv, "%s,%s,%u,%u,%llu,%u,%u,%u,%llu,%llu,%.1f,%.1f,%.6f,%.6f,%u,%llu,%llu,%s\n", a, scene_name,
+                    sc.prims, sc.heap_factor, (unsigned long long)r.heap_bytes, r.nodes, r.leaves, r.depth,
                     (unsigned long long)r.refs, (unsigned long long)r.allocs, r.mean_bytes, r.sd_bytes, r.heap_ms,
-                    r.static_ms, r.nulls, result_of(&r));
+                    r.static_ms, r.nulls, (unsigned long long)peak, (unsigned long long)r.pool_bytes, result_of(&r));
             fflush(csv);
         }
         wrong += !r.ok;

@@ -419,6 +419,7 @@ static outcome play(world *w, clheap_allocator allocator)
     config.allocator = allocator;
     config.size_bytes = w->heap_mib ? (uint64_t)w->heap_mib << 20 : ((uint64_t)cells * 128 + (1u << 20) - 1) >> 20 << 20;
     config.slot_bytes = 32; /* BitmapAlloc: the larger agent */
+    config.typed_classes = 1; /* TierAlloc: parallel_do visits a class as one kind of agent */
     config.grow.factor = 0.0;
     clheap_heap *heap = NULL;
     CHECK(clheap_heap_create(w->context, w->device, w->queue, &config, &heap));

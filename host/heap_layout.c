@@ -207,6 +207,13 @@ static clheap_status plan_bitmap_kinds(const clheap_heap_config *config, uint64_
             uint64_t frames = ((uint64_t)64 * bytes + frame - 1) / frame;
             if (frames > 64)
                 frames = 64;
+            /* TierAlloc: a power of two frames (fewer slots where 64 would need 3 * 2^k),
+             * so that blocks tile the page tier's 64-frame segments. Why: blocks of 3, 6,
+             * 12 or 24 frames left 4 - 16 frames of every segment that no block fits (4 MiB
+             * pool, 384 B objects one by one: NULL at 84% of the pool; now 42 slots a
+             * block, 98.4% of its bytes). */
+            while (tier && (frames & (frames - 1)))
+                frames &= frames - 1;
             uint64_t capacity = frames * frame / bytes;
             h[CLHEAP_HDR_CLASS_BYTES + c] = bytes;
             h[CLHEAP_HDR_CLASS_FRAMES + c] = (uint32_t)frames;
@@ -311,8 +318,10 @@ clheap_status clheap_layout_plan(const clheap_heap_config *config, uint32_t comp
     h[CLHEAP_HDR_KIND] = (uint32_t)a;
     h[CLHEAP_HDR_POOL_START] = pool_start;
     h[CLHEAP_HDR_OFFSET_COUNT] = a == CLHEAP_TIER_ALLOC ? 1 : offsets;
-    if (a == CLHEAP_TIER_ALLOC)
+    if (a == CLHEAP_TIER_ALLOC) {
         h[CLHEAP_HDR_HINT_SLOTS] = offsets;
+        h[CLHEAP_HDR_TIER_TYPED] = config->typed_classes != 0;
+    }
 
     if (bitmap_kind) {
         clheap_status status = plan_bitmap_kinds(config, units, h, pool_start, layout);

@@ -111,7 +111,7 @@ uint32_t core_heap_malloc_many(core_heap *heap, size_t bytes, uint32_t n, uint32
                                                 seed + 0x5bd1e995u, 1);
         for (uint32_t rank = n; rank-- > 0;) /* the taker last: it rewrites its own piece too */
             units[rank] = rank < first ? clheap_tier_grant_unit(h, c, &g, rank)
-                                       : clheap_tier_piece_of(h, base, rank - first, frames, rank == first);
+                                       : clheap_tier_piece_of(h, base, rank - first, frames, c, seed + rank);
         return n;
     }
     for (uint32_t rank = 0; rank < n; rank++) {

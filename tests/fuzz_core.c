@@ -63,6 +63,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     config.allocator = (clheap_allocator)(1 + data[0] % CLHEAP_ALLOCATOR_LAST);
     config.presplit = data[1] & 1 ? CLHEAP_PRESPLIT_UNIFORM : CLHEAP_PRESPLIT_BINARY_HEAP;
     config.uniform_chunk_bytes = 1024u << (data[1] >> 1 & 3);
+    config.typed_classes = data[1] >> 3 & 1; /* TierAlloc: with and without slots of larger classes */
     config.size_bytes = 1 << 20;
     config.offset_count = 3;
     core_heap heap;

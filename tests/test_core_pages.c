@@ -456,6 +456,90 @@ static void classes_without_runs_fill_their_pool(void **state)
     }
 }
 
+/* Objects whose blocks would be 3, 6, 12 or 24 frames (48 B - 384 B), and large
+ * allocations of 20 frames, fill a pool one request at a time to 90% and more, as
+ * sizes of a power of two frames do. */
+static void odd_frame_counts_fill_the_pool(void **state)
+{
+    (void)state;
+    static const uint32_t sizes[] = {48, 96, 192, 384, 20480};
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+        core_heap heap;
+        clheap_heap_config config = clheap_heap_config_default();
+        config.allocator = CLHEAP_TIER_ALLOC;
+        config.size_bytes = 4u << 20;
+        assert_int_equal(core_heap_create(&config, 4, &heap), CLHEAP_SUCCESS);
+        clheap_heap_stats s;
+        assert_walks(&heap, &s);
+        uint64_t count = 0;
+        while (core_heap_malloc(&heap, sizes[k], (uint32_t)(count % 8)) != 0)
+            count++;
+        if (count * sizes[k] * 10 < s.pool_bytes * 9)
+            fail_msg("%u B objects: NULL at %.1f%% of the pool", sizes[k], 100.0 * count * sizes[k] / s.pool_bytes);
+        assert_walks(&heap, &s);
+        core_heap_destroy(&heap);
+    }
+}
+
+/* When the sizes asked for shift, the pool is full of sparse blocks of the old size:
+ * 128 B objects fill a 4 MiB pool (blocks of 8 frames tile it), 7 of every 8 are freed
+ * (no block empties), then 64 B requests come. Each takes a free 128 B slot
+ * (clheap_tier_take_larger) until none is left, at 56.25% of the pool requested;
+ * with typed classes the first one is NULL. Every object keeps its bytes, and after
+ * every free the pool is whole again. */
+static void shifted_sizes_take_larger_slots(void **state)
+{
+    (void)state;
+    for (int typed = 0; typed < 2; typed++) {
+        core_heap heap;
+        clheap_heap_config config = clheap_heap_config_default();
+        config.allocator = CLHEAP_TIER_ALLOC;
+        config.size_bytes = 4u << 20;
+        config.typed_classes = (uint32_t)typed;
+        assert_int_equal(core_heap_create(&config, 4, &heap), CLHEAP_SUCCESS);
+        clheap_heap_stats fresh, s;
+        assert_walks(&heap, &fresh);
+        static live objects[65536];
+        uint32_t count = 0, kept = 0;
+        while ((objects[count].unit = core_heap_malloc(&heap, 128, 0)) != 0) { /* one group: in order */
+            objects[count].bytes = 128;
+            fill(&heap, &objects[count], count);
+            assert_true(++count < 65536);
+        }
+        for (uint32_t i = 0; i < count; i++) {
+            if (i % 8)
+                core_heap_free_unit(&heap, objects[i].unit, 0);
+            else { /* kept: renumbered, as the checks below number them */
+                objects[kept] = objects[i];
+                fill(&heap, &objects[kept], kept);
+                kept++;
+            }
+        }
+        assert_walks(&heap, &s);
+        assert_int_equal(s.used_bytes, s.pool_bytes); /* no block emptied: no frame free */
+        uint32_t free_slots = count - kept, got = 0, oom = heap.words[CLHEAP_HDR_ERR_OUT_OF_MEMORY];
+        live *small = objects + kept;
+        while (got <= free_slots && (small[got].unit = core_heap_malloc(&heap, 64, got % 8)) != 0) {
+            small[got].bytes = 64;
+            fill(&heap, &small[got], kept + got);
+            got++;
+        }
+        assert_int_equal(heap.words[CLHEAP_HDR_ERR_OUT_OF_MEMORY], oom + 1);
+        assert_int_equal(got, typed ? 0 : free_slots);
+        assert_true((kept * 128ull + got * 64ull) * 100 <= fresh.pool_bytes * 57); /* 12.5% + 43.75% */
+        assert_walks(&heap, &s);
+        for (uint32_t i = 0; i < kept + got; i++) {
+            expect_intact(&heap, &objects[i], i);
+            core_heap_free_unit(&heap, objects[i].unit, 0);
+        }
+        core_heap_trim(&heap);
+        assert_walks(&heap, &s);
+        assert_int_equal(s.free_segments, fresh.free_segments);
+        assert_int_equal(heap.words[CLHEAP_HDR_ERR_DOUBLE_FREE] + heap.words[CLHEAP_HDR_ERR_FREE_NOT_CHUNK], 0);
+        core_heap_destroy(&heap);
+    }
+}
+
 /* Growth (core_heap_grow, as clheap_heap_grow): a heap with runs open, blocks partly
  * used, pieces and large allocations grows; every allocation keeps its unit and bytes,
  * the check passes, the new space serves a request larger than the old pool, and after
@@ -527,6 +611,8 @@ int main(void)
         cmocka_unit_test(small_run_past_a_fragmented_low_end),
         cmocka_unit_test(sparse_requests_take_pieces_not_blocks),
         cmocka_unit_test(classes_without_runs_fill_their_pool),
+        cmocka_unit_test(odd_frame_counts_fill_the_pool),
+        cmocka_unit_test(shifted_sizes_take_larger_slots),
         cmocka_unit_test(growth_keeps_every_allocation),
     };
     return cmocka_run_group_tests_name("TierAlloc page tier (C11 core)", tests, NULL, NULL);

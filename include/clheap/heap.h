@@ -64,6 +64,12 @@ typedef struct clheap_heap_config {
                                      requests from its page tier) */
     uint32_t class_bytes[32];     /**< ascending multiples of 16, each <= 64 * frame_bytes;
                                      a class index is also a typed-object type id */
+    uint32_t typed_classes;       /**< TierAlloc: 1 keeps every object in a block of its own
+                                     class even when the heap is nearly full, so that a class
+                                     is a type for parallel_do; 0 (default): a small request
+                                     its class cannot serve (no free slot, no frames) takes a
+                                     free slot of a larger class before malloc returns NULL.
+                                     BlockAlloc's classes are always typed */
     uint32_t no_warp_coalescing;  /**< BlockAlloc and the CircularMalloc family on NVIDIA: 1 turns
                                      off the inline-PTX warp coalescing that is otherwise used
                                      after a probe compile */
@@ -199,8 +205,10 @@ clheap_status clheap_heap_repair(clheap_heap *heap, uint64_t *repaired);
  * parallel_do does it first). Other allocators: nothing to do. Non-blocking. */
 clheap_status clheap_heap_trim(clheap_heap *heap);
 
-/** BlockAlloc: runs `kernel` once for every object of size class `class_index` live when
- * the call is made (objects created meanwhile are not visited). The kernel's argument
+/** BlockAlloc, TierAlloc: runs `kernel` once for every object of size class `class_index`
+ * live when the call is made (objects created meanwhile are not visited; on TierAlloc
+ * without config.typed_classes, smaller objects that took a slot of this class when their
+ * own was full are among them). The kernel's argument
  * blocks_arg gets the block list (__global const uint *) and blocks_arg + 1 the block
  * count (uint); work-item i serves slot i % 64 of block i / 64: in the kernel,
  * clheap_parallel_do_object(heap, blocks, count, class, get_global_id(0)) returns the
