@@ -165,13 +165,37 @@ static inline unsigned long long live_objects(const clheap_heap_stats *s)
 }
 
 /* Objects the heap holds, from its own walk, once TierAlloc's runs have given back the
- * slots they held for its fast path. */
+ * slots they held for its fast path; UINT64_MAX if the walk finds the heap unsound
+ * (the caller's clheap_heap_check says why). */
 static inline uint64_t heap_objects(clheap_heap *heap)
 {
     clheap_heap_stats s;
     CHECK(clheap_heap_trim(heap));
-    CHECK(clheap_heap_calculate_stats(heap, &s));
+    clheap_status walked = clheap_heap_calculate_stats(heap, &s);
+    if (walked == CLHEAP_ERROR_HEAP_CORRUPT)
+        return UINT64_MAX;
+    CHECK(walked);
     return live_objects(&s);
+}
+
+/* After a program has freed every object: the heap must hold none, count no bad free
+ * and pass its check. Otherwise says what is wrong, under `who`, and returns 0. */
+static inline int heap_empty_and_sound(clheap_heap *heap, const char *who)
+{
+    uint64_t left = heap_objects(heap);
+    char what[256] = "";
+    clheap_status sound = clheap_heap_check(heap, what, sizeof what);
+    clheap_heap_errors errors; /* its status names the first counter set: NULLs are expected here */
+    clheap_status read = clheap_heap_read_errors(heap, &errors);
+    if (read < 0)
+        CHECK(read);
+    uint32_t bad = errors.double_free + errors.free_not_chunk + errors.free_outside + errors.bad_size;
+    if (!left && !bad && sound == CLHEAP_SUCCESS)
+        return 1;
+    printf("%s: with every object freed the heap holds %llu objects, %u bad frees or sizes%s%s\n", who,
+           left == UINT64_MAX ? 0ull : (unsigned long long)left, bad,
+           sound == CLHEAP_SUCCESS ? "" : "; heap check: ", what);
+    return 0;
 }
 
 #endif

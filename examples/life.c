@@ -283,15 +283,8 @@ static outcome play(const world *w, clheap_allocator allocator)
     /* The host frees every object at once; the heap must then hold none. */
     if (count)
         CHECK(clheap_heap_enqueue_free(heap, w->queue, count, lists[cur], 0, 0, NULL, NULL));
-    uint64_t left = heap_objects(heap);
-    clheap_heap_errors errors; /* its status names the first counter set: NULLs are expected here */
-    clheap_status read = clheap_heap_read_errors(heap, &errors);
-    if (read < 0)
-        CHECK(read);
-    if (left || errors.double_free || errors.free_not_chunk || errors.free_outside || errors.bad_size) {
+    if (!heap_empty_and_sound(heap, clheap_allocator_name(allocator))) {
         r.full = 0; /* a failure of its own, whatever else happened */
-        printf("%s: after the batch free the heap holds %llu objects; bad frees %u\n", clheap_allocator_name(allocator),
-               (unsigned long long)left, errors.double_free + errors.free_not_chunk + errors.free_outside);
         r.ok = 0;
     }
     r.heap_ms = 1e3 * heap_s / w->generations;

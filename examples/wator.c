@@ -552,15 +552,8 @@ static outcome play(world *w, clheap_allocator allocator)
             if (count[who])
                 CHECK(clheap_heap_enqueue_free(heap, w->queue, count[who], lists[who][0], 0, 0, NULL, NULL));
     }
-    uint64_t left = heap_objects(heap);
-    clheap_heap_errors errors; /* its status names the first counter set: NULLs are expected here */
-    clheap_status read = clheap_heap_read_errors(heap, &errors);
-    if (read < 0)
-        CHECK(read);
-    if (left || errors.double_free || errors.free_not_chunk || errors.free_outside || errors.bad_size) {
-        printf("%s: after freeing every agent the heap holds %llu objects; bad frees %u\n",
-               clheap_allocator_name(allocator), (unsigned long long)left,
-               errors.double_free + errors.free_not_chunk + errors.free_outside);
+    if (!heap_empty_and_sound(heap, clheap_allocator_name(allocator))) {
+        r.full = 0; /* a failure of its own, whatever else happened */
         r.ok = 0;
     }
     r.ok = r.ok && !r.full;
