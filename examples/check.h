@@ -100,6 +100,17 @@ static inline void set_args(clheap_heap *heap, cl_kernel kernel, int count, ...)
 }
 #define ARG(x) sizeof(x), (const void *)&(x)
 
+/* Releases a program's buffers and kernels (NULL entries are skipped). */
+static inline void release_all(cl_mem *buffers, size_t nbuffers, cl_kernel *kernels, size_t nkernels)
+{
+    for (size_t i = 0; i < nbuffers; i++)
+        if (buffers[i])
+            clReleaseMemObject(buffers[i]);
+    for (size_t i = 0; i < nkernels; i++)
+        if (kernels[i])
+            clReleaseKernel(kernels[i]);
+}
+
 /* The value after option `name`, or fallback. */
 static inline const char *arg_str(int argc, char **argv, const char *name, const char *fallback)
 {

@@ -137,6 +137,7 @@ typedef struct world {
     cl_device_id device;
     uint32_t n, generations, check_every, heap_mib;
     int fixed; /* --fit: the heap never grows */
+    clheap_allocator allocator; /* --fit: the one being tried */
 } world;
 
 typedef struct outcome {
@@ -292,26 +293,19 @@ static outcome play(const world *w, clheap_allocator allocator)
     r.heap_bytes = clheap_heap_size(heap);
     free(ref), free(ref_next), free(got), free(start), free(got_map);
     cl_mem buffers[] = {map, lists[0], lists[1], counter_buf, grids[0], grids[1], start_buf};
-    for (size_t i = 0; i < sizeof buffers / sizeof *buffers; i++)
-        clReleaseMemObject(buffers[i]);
     cl_kernel kernels[] = {init, spawn, decide, apply, verify, dense};
-    for (size_t i = 0; i < sizeof kernels / sizeof *kernels; i++)
-        clReleaseKernel(kernels[i]);
+    release_all(buffers, sizeof buffers / sizeof *buffers, kernels, sizeof kernels / sizeof *kernels);
     clReleaseProgram(program);
     CHECK(clheap_heap_destroy(heap));
     return r;
 }
 
-typedef struct fitting {
-    world *w;
-    clheap_allocator allocator;
-} fitting;
-
+/* --fit: one game on an n x n torus with w->allocator (see largest_fit). */
 static int attempt(void *ctx, uint32_t n)
 {
-    fitting *f = ctx;
-    f->w->n = n;
-    outcome r = play(f->w, f->allocator);
+    world *w = ctx;
+    w->n = n;
+    outcome r = play(w, w->allocator);
     return r.ok ? 1 : r.full ? 0 : -1;
 }
 
@@ -349,9 +343,9 @@ int main(int argc, char **argv)
             continue;
         ran++;
         if (w.fixed) { /* the largest torus whose game fits the heap as it is */
-            fitting f = {&w, order[i]};
             uint32_t fits;
-            int sound = largest_fit(attempt, &f, 64, 32768, &fits);
+            w.allocator = order[i];
+            int sound = largest_fit(attempt, &w, 64, 32768, &fits);
             printf("%-12s %u MiB heap, %u generations: the largest torus that fits is %ux%u%s\n", a, w.heap_mib,
                    w.generations, fits, fits, sound ? "" : " (a larger one FAILED for another reason)");
             ok = ok && sound && fits > 0;

@@ -334,6 +334,7 @@ typedef struct world {
     cl_device_id device;
     uint32_t n, steps, check_every, heap_mib;
     int fixed, lists;
+    clheap_allocator allocator; /* --fit: the one being tried */
     FILE *trace; /* per step: allocator, step, fish, sharks, heap ms, static ms */
     /* The CPU's game, played once per size: the sea's hash after every checked step,
      * and the populations after every step. */
@@ -563,27 +564,19 @@ static outcome play(world *w, clheap_allocator allocator)
     free(sea), free(got);
     cl_mem buffers[] = {map, request, grant, target, static_sea, snapshot, counter_buf,
                         lists[FISH][0], lists[FISH][1], lists[SHARK][0], lists[SHARK][1]};
-    for (size_t i = 0; i < sizeof buffers / sizeof *buffers; i++)
-        clReleaseMemObject(buffers[i]);
     cl_kernel kernels[] = {init, decide, prepare, update, free_each, census, static_prepare, static_update};
-    for (size_t i = 0; i < sizeof kernels / sizeof *kernels; i++)
-        if (kernels[i])
-            clReleaseKernel(kernels[i]);
+    release_all(buffers, sizeof buffers / sizeof *buffers, kernels, sizeof kernels / sizeof *kernels);
     clReleaseProgram(program);
     CHECK(clheap_heap_destroy(heap));
     return r;
 }
 
-typedef struct fitting {
-    world *w;
-    clheap_allocator allocator;
-} fitting;
-
+/* --fit: one game on an n x n sea with w->allocator (see largest_fit). */
 static int attempt(void *ctx, uint32_t n)
 {
-    fitting *f = ctx;
-    f->w->n = n;
-    outcome r = play(f->w, f->allocator);
+    world *w = ctx;
+    w->n = n;
+    outcome r = play(w, w->allocator);
     return r.ok ? 1 : r.full ? 0 : -1;
 }
 
@@ -629,9 +622,9 @@ int main(int argc, char **argv)
             continue;
         ran++;
         if (w.fixed) { /* the largest sea whose game fits the heap as it is */
-            fitting f = {&w, order[i]};
             uint32_t fits;
-            int sound = largest_fit(attempt, &f, 64, 16384, &fits);
+            w.allocator = order[i];
+            int sound = largest_fit(attempt, &w, 64, 16384, &fits);
             printf("%-12s %u MiB heap, %u steps: the largest sea that fits is %ux%u%s\n", a, w.heap_mib, w.steps,
                    fits, fits, sound ? "" : " (a larger one FAILED for another reason)");
             wrong += !sound || !fits;
