@@ -397,6 +397,19 @@ static uint32_t class_of(const clheap_heap_stats *s, uint32_t bytes)
 }
 
 
+/* A launch that visits `count` listed agents and lists those that live on from the
+ * start of its list: counters come back read; returns how many it listed. */
+static cl_uint run_listed(cl_command_queue queue, cl_kernel kernel, cl_uint count, cl_mem counter_buf,
+                          cl_uint *counters)
+{
+    cl_uint zero = 0;
+    CHECK(clEnqueueWriteBuffer(queue, counter_buf, CL_FALSE, LISTED * sizeof(cl_uint), sizeof zero, &zero, 0, NULL,
+                               NULL));
+    run_kernel(queue, kernel, count);
+    CHECK(clEnqueueReadBuffer(queue, counter_buf, CL_TRUE, 0, COUNTERS * sizeof(cl_uint), counters, 0, NULL, NULL));
+    return counters[LISTED];
+}
+
 /* Compares the device's sea with the reference; counts the cells that differ. */
 static uint32_t cells_wrong(const uint32_t *got, const uint32_t *want, uint32_t cells)
 {
@@ -469,14 +482,9 @@ static outcome play(world *w, clheap_allocator allocator)
                 set_args(heap, prepare, 5, ARG(map), ARG(request), ARG(s), ARG(n), ARG(cls[who]));
                 CHECK(clheap_heap_parallel_do(heap, cls[who], prepare, 6, 0));
             } else {
-                CHECK(clEnqueueWriteBuffer(w->queue, counter_buf, CL_FALSE, LISTED * sizeof(cl_uint), sizeof zero,
-                                           &zero, 0, NULL, NULL));
                 set_args(heap, prepare, 8, ARG(map), ARG(request), ARG(s), ARG(n), ARG(lists[who][0]),
                          ARG(count[who]), ARG(lists[who][1]), ARG(counter_buf));
-                run_kernel(w->queue, prepare, count[who]);
-                CHECK(clEnqueueReadBuffer(w->queue, counter_buf, CL_TRUE, 0, sizeof counters, counters, 0, NULL,
-                                          NULL));
-                count[who] = counters[LISTED];
+                count[who] = run_listed(w->queue, prepare, count[who], counter_buf, counters);
             }
             set_args(NULL, decide, 5, ARG(request), ARG(grant), ARG(s), ARG(phase), ARG(n));
             run_kernel(w->queue, decide, cells);
@@ -484,14 +492,9 @@ static outcome play(world *w, clheap_allocator allocator)
                 set_args(heap, update, 5, ARG(map), ARG(grant), ARG(n), ARG(counter_buf), ARG(cls[who]));
                 CHECK(clheap_heap_parallel_do(heap, cls[who], update, 6, 0));
             } else {
-                CHECK(clEnqueueWriteBuffer(w->queue, counter_buf, CL_FALSE, LISTED * sizeof(cl_uint), sizeof zero,
-                                           &zero, 0, NULL, NULL));
                 set_args(heap, update, 7, ARG(map), ARG(grant), ARG(n), ARG(lists[who][1]), ARG(count[who]),
                          ARG(lists[who][0]), ARG(counter_buf));
-                run_kernel(w->queue, update, count[who]);
-                CHECK(clEnqueueReadBuffer(w->queue, counter_buf, CL_TRUE, 0, sizeof counters, counters, 0, NULL,
-                                          NULL));
-                count[who] = counters[LISTED];
+                count[who] = run_listed(w->queue, update, count[who], counter_buf, counters);
             }
         }
         if (r.enumerated)
