@@ -249,7 +249,8 @@ static CLHEAP_INLINE clheap_u64 clheap_ptx_slot_bits(clheap_u32 mask, clheap_u32
  * installs the run (clheap_tier_take_finish). Large requests go alone (each is a run of
  * frames of its own), as do lanes the grant could not serve; if it says pieces, the
  * lowest of those lanes takes them all as one large allocation, which they split. One
- * call of clheap_tier_malloc_unit serves them all. */
+ * call of clheap_tier_malloc_first serves them all, and one of clheap_tier_take_larger
+ * every small request still without a slot. */
 static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_warp(__global clheap_u32 *h, clheap_size bytes)
 {
     clheap_u32 c = bytes ? clheap_class_for(h, bytes) : CLHEAP_MAX_CLASSES;
@@ -304,16 +305,16 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_warp(__global clheap_u32 *h, 
     }
     clheap_u32 frames = pieces ? clheap_tier_piece_frames(h, c) : 0u;
     if (!unit && (!pieces || lane == taker))
-        unit = clheap_tier_malloc_unit(h, pieces ? (clheap_size)pieces * frames * h[CLHEAP_HDR_FRAME_UNITS] * CLHEAP_UNIT
-                                                 : bytes,
-                                       clheap_rotation_seed() + 0x5bd1e995u, pieces != 0u);
+        unit = clheap_tier_malloc_first(h, pieces ? (clheap_size)pieces * frames * h[CLHEAP_HDR_FRAME_UNITS] * CLHEAP_UNIT
+                                                  : bytes,
+                                        clheap_rotation_seed() + 0x5bd1e995u, pieces != 0u);
     if (pieces) { /* the same for every lane of peers */
         clheap_ptx_syncwarp(peers); /* the taker's branch and its header writes */
         clheap_u32 base = clheap_ptx_shfl(peers, unit, taker);
         if (rank >= first_piece)
-            unit = clheap_tier_piece_of(h, base, rank - first_piece, frames, c, clheap_rotation_seed() + rank);
+            unit = clheap_tier_piece_of(h, base, rank - first_piece, frames);
     }
-    return unit;
+    return unit || c == CLHEAP_MAX_CLASSES ? unit : clheap_tier_take_larger(h, c, clheap_rotation_seed() + rank);
 }
 #else
 /* BlockAlloc: the lanes asking for one class are served by the lowest lane, which
@@ -411,7 +412,7 @@ static CLHEAP_INLINE clheap_u32 clheap_malloc_unit(CLHEAP_GLOBAL clheap_heap *he
 #elif CLHEAP_ALLOCATOR == CLHEAP_KIND_BLOCKS
     return clheap_blocks_malloc_unit(clheap_words(heap), size, clheap_rotation_seed());
 #elif CLHEAP_ALLOCATOR == CLHEAP_KIND_TIER
-    return clheap_tier_malloc_unit(clheap_words(heap), size, clheap_rotation_seed(), 0);
+    return clheap_tier_malloc_unit(clheap_words(heap), size, clheap_rotation_seed());
 #else
 #error "clheap.cl: unknown CLHEAP_ALLOCATOR"
 #endif

@@ -309,14 +309,13 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_mark_large(CLHEAP_GLOBAL clheap_u32 
  * class c, `frames` frames each: the piece's frames become an allocation of their own.
  * Nobody else knows of the allocation yet, so rewriting its headers races with nobody
  * (on NVIDIA the warp sync after the take orders the taker's writes before these).
- * base 0 (no frames for them): each request goes on as a lone one would. */
-static CLHEAP_INLINE clheap_u32 clheap_tier_take_larger(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 seed);
+ * base 0 (no frames for them): 0, and each request goes on to clheap_tier_take_larger
+ * as a lone one would. */
 static CLHEAP_INLINE clheap_u32 clheap_tier_piece_of(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 base,
-                                                     clheap_u32 index, clheap_u32 frames, clheap_u32 c,
-                                                     clheap_u32 seed)
+                                                     clheap_u32 index, clheap_u32 frames)
 {
     if (!base)
-        return clheap_tier_take_larger(h, c, seed);
+        return 0u;
     return clheap_tier_mark_large(h, (base - h[CLHEAP_HDR_POOL_START]) / h[CLHEAP_HDR_FRAME_UNITS] + index * frames,
                                   frames);
 }
@@ -497,20 +496,22 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_take_larger(CLHEAP_GLOBAL clheap_u32
     return clheap_slot_unit(h, frame, d, clheap_ctz64(got));
 }
 
-/* One request; `large`: it goes straight to the large path, whatever its size, and a
- * failure is not counted (the pieces of a group, see clheap_tier_wants_pieces: each is
- * counted where it is split, clheap_tier_piece_of). One request alone that should take
- * a piece is its own. */
-static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_unit(CLHEAP_GLOBAL clheap_u32 *h, clheap_size bytes,
-                                                        clheap_u32 seed, int large)
+/* One request, all but the last resort: 0 for a small request of class c that must go
+ * on to clheap_tier_take_larger (which counts its NULL). `large`: it goes straight to
+ * the large path, whatever its size, and a failure is not counted (the pieces of a
+ * group, see clheap_tier_wants_pieces: each goes on to the last resort where it is
+ * split, clheap_tier_piece_of). One request alone that should take a piece is its own.
+ * Why the last resort is the caller's: the warp-coalesced malloc has two ways to it
+ * (this and the pieces), and inlined at both it cost registers on the fast path. */
+static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_first(CLHEAP_GLOBAL clheap_u32 *h, clheap_size bytes,
+                                                         clheap_u32 seed, int large)
 {
     clheap_u32 c = bytes && !large ? clheap_class_for(h, bytes) : CLHEAP_MAX_CLASSES;
     if (c != CLHEAP_MAX_CLASSES) {
         clheap_tier_grant g;
         clheap_tier_take_many(h, c, 1u, seed, &g);
-        clheap_u32 unit = g.frame != CLHEAP_TIER_PIECES ? clheap_tier_grant_unit(h, c, &g, 0u)
-                                                       : clheap_tier_take_large(h, bytes, seed);
-        return unit ? unit : clheap_tier_take_larger(h, c, seed);
+        return g.frame != CLHEAP_TIER_PIECES ? clheap_tier_grant_unit(h, c, &g, 0u)
+                                             : clheap_tier_take_large(h, bytes, seed);
     }
     if (!clheap_tier_frames_for(h, bytes)) {
         clheap_count_error(h, CLHEAP_HDR_ERR_BAD_SIZE);
@@ -520,6 +521,14 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_unit(CLHEAP_GLOBAL clheap_u32
     if (!unit && !large)
         clheap_count_error(h, CLHEAP_HDR_ERR_OUT_OF_MEMORY);
     return unit;
+}
+
+static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_unit(CLHEAP_GLOBAL clheap_u32 *h, clheap_size bytes,
+                                                        clheap_u32 seed)
+{
+    clheap_u32 unit = clheap_tier_malloc_first(h, bytes, seed, 0);
+    clheap_u32 c = bytes ? clheap_class_for(h, bytes) : CLHEAP_MAX_CLASSES;
+    return unit || c == CLHEAP_MAX_CLASSES ? unit : clheap_tier_take_larger(h, c, seed);
 }
 
 /* Frees a large allocation whose first frame is f (unit is where the pointer points). */

@@ -107,18 +107,21 @@ uint32_t core_heap_malloc_many(core_heap *heap, size_t bytes, uint32_t n, uint32
     clheap_tier_take_finish(h, c, seed, &g, &o, CLHEAP_TIER_INSTALL | CLHEAP_TIER_FALL_BACK);
     if (g.frame == CLHEAP_TIER_PIECES) { /* the lanes from k + k2 on split one large allocation */
         uint32_t first = g.k + g.k2, frames = clheap_tier_piece_frames(h, c);
-        uint32_t base = clheap_tier_malloc_unit(h, (size_t)(n - first) * frames * h[CLHEAP_HDR_FRAME_UNITS] * CLHEAP_UNIT,
-                                                seed + 0x5bd1e995u, 1);
+        uint32_t base = clheap_tier_malloc_first(h, (size_t)(n - first) * frames * h[CLHEAP_HDR_FRAME_UNITS] * CLHEAP_UNIT,
+                                                 seed + 0x5bd1e995u, 1);
         for (uint32_t rank = n; rank-- > 0;) /* the taker last: it rewrites its own piece too */
             units[rank] = rank < first ? clheap_tier_grant_unit(h, c, &g, rank)
-                                       : clheap_tier_piece_of(h, base, rank - first, frames, c, seed + rank);
-        return n;
+                                       : clheap_tier_piece_of(h, base, rank - first, frames);
+    } else {
+        for (uint32_t rank = 0; rank < n; rank++) {
+            units[rank] = clheap_tier_grant_unit(h, c, &g, rank);
+            if (!units[rank])
+                units[rank] = clheap_tier_malloc_first(h, bytes, seed + 0x5bd1e995u, 0);
+        }
     }
-    for (uint32_t rank = 0; rank < n; rank++) {
-        units[rank] = clheap_tier_grant_unit(h, c, &g, rank);
+    for (uint32_t rank = 0; rank < n; rank++) /* the warp's last resort, after every lane's first try */
         if (!units[rank])
-            units[rank] = clheap_tier_malloc_unit(h, bytes, seed + 0x5bd1e995u, 0);
-    }
+            units[rank] = clheap_tier_take_larger(h, c, seed + rank);
     return n;
 }
 
@@ -143,7 +146,7 @@ uint32_t core_heap_malloc(core_heap *heap, size_t bytes, uint32_t group)
     case CLHEAP_BLOCK_ALLOC:
         return clheap_blocks_malloc_unit(heap->words, bytes, clheap_rotation_seed() + (uint32_t)bytes);
     case CLHEAP_TIER_ALLOC:
-        return clheap_tier_malloc_unit(heap->words, bytes, clheap_rotation_seed() + (uint32_t)bytes, 0);
+        return clheap_tier_malloc_unit(heap->words, bytes, clheap_rotation_seed() + (uint32_t)bytes);
     case CLHEAP_FREE_HEAP:
         return clheap_freeheap_malloc_unit(heap->words, bytes);
     default:
