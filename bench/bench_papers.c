@@ -326,7 +326,7 @@ int bench_linux_scalability(bench_env *env)
 int bench_oom(bench_env *env)
 {
     const uint64_t heap_bytes = env->quick ? 2u << 20 : 64u << 20;
-    static const uint32_t sizes[] = {16, 256, 1024, 4096, 65536, 1u << 20, 0};
+    static const uint32_t sizes[] = {16, 256, 1024, 4096, 24576, 65536, 66560, 1u << 20, 0};
     FILE *csv = bench_csv_open(env, "oom", "allocator,bytes,granted,granted_bytes,heap_bytes,utilisation");
     printf("out-of-memory utilisation: fill a %llu MiB heap until NULL (0 B = mixed 16 B - 4 KiB)\n",
            (unsigned long long)(heap_bytes >> 20));

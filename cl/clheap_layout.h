@@ -13,7 +13,7 @@
 
 #define CLHEAP_UNIT 16u
 #define CLHEAP_MAGIC 0x50484c43u /* "CLHP" */
-#define CLHEAP_LAYOUT_VERSION 8u
+#define CLHEAP_LAYOUT_VERSION 9u
 
 /* Allocator kinds (CLHEAP_KIND_*) and the device's error counter words (CLHEAP_HDR_ERR_*):
  * generated, with the C API's names for them, from cmake/vocabulary.cmake. */
@@ -58,6 +58,8 @@
 #define CLHEAP_HDR_HINT_SLOTS 26    /* TierAlloc: block hints per class (cl/clheap_tier.h) */
 #define CLHEAP_HDR_PAGES_SPLITTING 27 /* TierAlloc: whole segments being broken now (0 between kernels) */
 #define CLHEAP_HDR_TIER_TYPED 28    /* TierAlloc: 1: objects only in their own class's blocks (cl/clheap_tier.h) */
+#define CLHEAP_HDR_PAGES_LOW_FRONTIER 29  /* TierAlloc: where the next large request under a segment begins (a hint) */
+#define CLHEAP_HDR_PAGES_HIGH_FRONTIER 30 /* TierAlloc: where the next one over a segment ends (a hint) */
 /* Size classes (blocks): class c's slot bytes, frames per block, slots per block and
  * (TierAlloc) blocks per run, the unit its per-work-group-slot hints bump through. */
 #define CLHEAP_MAX_CLASSES 32

@@ -94,7 +94,7 @@ static void random_steps_keep_placement_and_merge_back(void **state)
     uint32_t frames = heap.words[CLHEAP_HDR_FRAME_COUNT];
     static live lives[MAX_LIVE];
     static uint32_t ids[MAX_LIVE];
-    uint32_t count = 0, next_id = 1, small_low = 0, small_high = 0, large_high = 0;
+    uint32_t count = 0, next_id = 1, small_low = 0, small_high = 0, large_high = 0, large_low = 0;
     uint64_t live_bytes = 0, seed = 0x9E3779B97F4A7C15ull;
     for (uint32_t step = 0; step < STEPS; step++) {
         uint32_t r = next_random(&seed);
@@ -117,25 +117,32 @@ static void random_steps_keep_placement_and_merge_back(void **state)
                              (unsigned long long)fresh.pool_bytes);
                 uint32_t f = frame_of(&heap, units[k]);
                 if (bytes <= (64u << 10)) { /* blocks and single segments: the low end... */
-                    if (f >= frames / 2) { /* ...or the broken last segment of a large one */
-                        int beside_tail = 0;
-                        for (uint32_t j = 0; j < count && !beside_tail; j++)
+                    if (f >= frames / 2) { /* ...or a broken end segment of a large one */
+                        int beside = 0;
+                        for (uint32_t j = 0; j < count && !beside; j++)
                             if (lives[j].bytes > (64u << 10)) {
-                                uint32_t last = frame_of(&heap, lives[j].unit) +
-                                                (uint32_t)((lives[j].bytes - 1) / fresh.frame_bytes);
-                                beside_tail = last / 64 == f / 64;
+                                uint32_t first = frame_of(&heap, lives[j].unit);
+                                uint32_t last = first + (uint32_t)((lives[j].bytes - 1) / fresh.frame_bytes);
+                                beside = first / 64 == f / 64 || last / 64 == f / 64;
                             }
-                        if (!beside_tail)
-                            fail_msg("step %u: %u B at frame %u of %u, in no large allocation's last segment", step,
+                        if (!beside)
+                            fail_msg("step %u: %u B at frame %u of %u, in no large allocation's end segment", step,
                                      bytes, f, frames);
                         small_high++;
                     } else {
                         small_low++;
                     }
-                } else { /* runs of segments: the high end */
-                    if (f < frames / 2)
-                        fail_msg("step %u: %u B at frame %u of %u", step, bytes, f, frames);
-                    large_high++;
+                } else { /* runs of segments: the high end, or above every small piece of the low end */
+                    if (f < frames / 2) {
+                        for (uint32_t j = 0; j < count; j++)
+                            if (lives[j].bytes <= (64u << 10) && frame_of(&heap, lives[j].unit) < frames / 2 &&
+                                frame_of(&heap, lives[j].unit) > f)
+                                fail_msg("step %u: %u B at frame %u of %u, below %u B at frame %u", step, bytes, f,
+                                         frames, lives[j].bytes, frame_of(&heap, lives[j].unit));
+                        large_low++;
+                    } else {
+                        large_high++;
+                    }
                 }
                 lives[count] = (live){units[k], bytes};
                 ids[count] = next_id++;
@@ -150,8 +157,8 @@ static void random_steps_keep_placement_and_merge_back(void **state)
             assert_int_equal(s.free_bytes + s.used_bytes, fresh.pool_bytes);
         }
     }
-    print_message("small pieces: %u in the low half, %u in the high half; %u runs of segments\n", small_low,
-                  small_high, large_high);
+    print_message("small pieces: %u in the low half, %u in the high half; runs of segments: %u in the high half, %u in the low half\n", small_low,
+                  small_high, large_high, large_low);
     assert_true(small_low > 1000 && large_high > 200); /* both ends were exercised */
     while (count) {
         count--;
@@ -481,6 +488,50 @@ static void odd_frame_counts_fill_the_pool(void **state)
     }
 }
 
+/* Large allocations of one size that is not a whole number of segments fill a small
+ * pool (best fit over frames) and a large one (the frontiers: more segments than
+ * CLHEAP_PAGES_BEST_FIT_SEGMENTS and than a take's looks reach) one request at a time
+ * to 90% and more, every byte kept, and give every segment back when freed. Before the
+ * frontiers, 17 frames got NULL at 40% of the large pool, 33 at 52% of either, 65 at
+ * 51% of the large one. */
+static void sizes_between_segments_fill_the_pool(void **state)
+{
+    (void)state;
+    static const uint32_t sizes[] = {17 << 10, 24 << 10, 33 << 10, 63 << 10, 65 << 10, 96 << 10, 200000};
+    static live objects[40000];
+    for (int large_pool = 0; large_pool < 2; large_pool++)
+        for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+            core_heap heap;
+            clheap_heap_stats fresh, s;
+            if (large_pool)
+                make_heap(&heap, &fresh);
+            else {
+                clheap_heap_config config = clheap_heap_config_default();
+                config.allocator = CLHEAP_TIER_ALLOC;
+                config.size_bytes = 4u << 20;
+                assert_int_equal(core_heap_create(&config, 4, &heap), CLHEAP_SUCCESS);
+                assert_walks(&heap, &fresh);
+            }
+            uint32_t count = 0;
+            while ((objects[count].unit = core_heap_malloc(&heap, sizes[k], count % 8)) != 0) {
+                objects[count].bytes = sizes[k];
+                fill(&heap, &objects[count], count);
+                assert_true(++count < sizeof objects / sizeof *objects);
+            }
+            if ((uint64_t)count * sizes[k] * 10 < fresh.pool_bytes * 9)
+                fail_msg("%u B in %llu MiB: NULL at %.1f%% of the pool", sizes[k],
+                         (unsigned long long)(fresh.pool_bytes >> 20), 100.0 * count * sizes[k] / fresh.pool_bytes);
+            assert_walks(&heap, &s);
+            for (uint32_t i = 0; i < count; i++) {
+                expect_intact(&heap, &objects[i], i);
+                core_heap_free_unit(&heap, objects[i].unit, i % 8);
+            }
+            assert_walks(&heap, &s);
+            assert_int_equal(s.free_segments, fresh.free_segments);
+            core_heap_destroy(&heap);
+        }
+}
+
 /* When the sizes asked for shift, the pool is full of sparse blocks of the old size:
  * 128 B objects fill a 4 MiB pool (blocks of 8 frames tile it), 7 of every 8 are freed
  * (no block empties), then 64 B requests come. Each takes a free 128 B slot
@@ -612,6 +663,7 @@ int main(void)
         cmocka_unit_test(sparse_requests_take_pieces_not_blocks),
         cmocka_unit_test(classes_without_runs_fill_their_pool),
         cmocka_unit_test(odd_frame_counts_fill_the_pool),
+        cmocka_unit_test(sizes_between_segments_fill_the_pool),
         cmocka_unit_test(shifted_sizes_take_larger_slots),
         cmocka_unit_test(growth_keeps_every_allocation),
     };
