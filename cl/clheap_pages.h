@@ -38,7 +38,9 @@
  *             [f, f + m), which may cross into the next segment; it takes them from F or,
  *             where a segment is whole, from W (the rest of that segment into F). A
  *             break sets the frontier after the frames it keeps. Linearisation point:
- *             the last AND. Why: these requests broke a segment each and left
+ *             the last AND. Why (one request at a time, as on PoCL; a GPU burst's
+ *             concurrent takes still race for shared segments, H100 run 26): these
+ *             requests broke a segment each and left
  *             64 mod m frames in it, which no other of them fits, and their looks from
  *             the low end met those first: one size of 17 - 63 frames filled 40 - 88%
  *             of a 64 MiB pool before its first NULL (33 frames: 52% of any pool).
