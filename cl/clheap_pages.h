@@ -38,13 +38,13 @@
  *             [f, f + m), which may cross into the next segment; it takes them from F or,
  *             where a segment is whole, from W (the rest of that segment into F). A
  *             break sets the frontier after the frames it keeps. Linearisation point:
- *             the last AND. Why (one request at a time, as on PoCL; a GPU burst's
- *             concurrent takes still race for shared segments, H100 run 26): these
- *             requests broke a segment each and left
- *             64 mod m frames in it, which no other of them fits, and their looks from
- *             the low end met those first: one size of 17 - 63 frames filled 40 - 88%
- *             of a 64 MiB pool before its first NULL (33 frames: 52% of any pool).
- *             Consecutive requests now lie end to end, as from a bump pointer.
+ *             the last AND. Why: these requests broke a segment each and left
+ *             64 mod m frames in it, which no other of them fits, and their looks
+ *             from the low end met those first: one size of 17 - 63 frames, one
+ *             request at a time, filled 40 - 88% of a 64 MiB pool before its first
+ *             NULL (33 frames: 52% of any pool). Consecutive requests now lie end to
+ *             end, as from a bump pointer. (A GPU burst's concurrent takes still race
+ *             for the segments their ranges share: H100 run 26.)
  *   take(64)  clear a W bit near the low end.
  *   take(m), m > 64   n = ceil(m / 64) segments: an aligned run of n W bits inside one
  *             container near the high end (the low end for the small tier's runs; one
@@ -55,8 +55,8 @@
  *             frames beside it, the top frames of the segment before and the bottom
  *             ones of the segment after (one AND each in F), the best fit over all
  *             regions, at its top; first in small pools, else when runs alone failed
- *             (CLHEAP_PAGES_BEST_FIT_SEGMENTS). In large pools a large request first
- *             tries the high frontier: a subtract on CLHEAP_HDR_PAGES_HIGH_FRONTIER
+ *             (CLHEAP_PAGES_BEST_FIT_SEGMENTS). In large pools a large request that
+ *             is not a whole number of segments first tries the high frontier: a subtract on CLHEAP_HDR_PAGES_HIGH_FRONTIER
  *             hands it frames [f - m, f), taken as above; every other take of a large
  *             request places it at the top of what it took (the unused frames of its
  *             first segment into F) and sets the frontier to its first frame. Why:
@@ -458,7 +458,8 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_frames(CLHEAP_GLOBAL clheap_u3
          * frontier (a fit of the first look); a gap elsewhere leaves it, so that it stays
          * at the low end. */
         CLHEAP_GLOBAL clheap_u32 *frontier = h + CLHEAP_HDR_PAGES_LOW_FRONTIER;
-        if (!small && !whole && (segment || (clheap_load32(frontier) >= pos && clheap_load32(frontier) < pos + m)))
+        clheap_u32 at = small || whole ? 0u : clheap_load32(frontier);
+        if (!small && !whole && (segment || (at >= pos && at < pos + m)))
             clheap_store32(frontier, pos + m);
         return pos;
     }
