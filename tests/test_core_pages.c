@@ -34,14 +34,22 @@ static uint32_t next_random(uint64_t *s)
     return (uint32_t)(*s >> 16);
 }
 
-static void make_heap(core_heap *heap, clheap_heap_stats *fresh)
+/* A TierAlloc heap of `bytes` (4 compute units), walked once: *fresh its stats. */
+static void make_tier_heap(core_heap *heap, uint64_t bytes, clheap_heap_stats *fresh)
 {
     clheap_heap_config config = clheap_heap_config_default();
     config.allocator = CLHEAP_TIER_ALLOC;
-    config.size_bytes = (uint64_t)POOL_MIB << 20;
+    config.size_bytes = bytes;
     assert_int_equal(core_heap_create(&config, 4, heap), CLHEAP_SUCCESS);
-    char what[256];
-    assert_int_equal(core_heap_walk(heap, fresh, what, sizeof what), CLHEAP_SUCCESS);
+    char what[256] = "";
+    if (core_heap_walk(heap, fresh, what, sizeof what) != CLHEAP_SUCCESS)
+        fail_msg("heap check of a fresh heap: %s", what);
+}
+
+/* The large pool most tests here use. */
+static void make_heap(core_heap *heap, clheap_heap_stats *fresh)
+{
+    make_tier_heap(heap, (uint64_t)POOL_MIB << 20, fresh);
     assert_true(fresh->free_segments >= 2 * 4096); /* takes start among 2 containers (CLHEAP_PAGES_WIDTH_SEGMENTS) */
     assert_int_equal(fresh->free_segments * fresh->segment_frames * fresh->frame_bytes, fresh->pool_bytes);
 }
@@ -232,12 +240,8 @@ static void large_requests_take_the_best_region(void **state)
 {
     (void)state;
     core_heap heap;
-    clheap_heap_config config = clheap_heap_config_default();
-    config.allocator = CLHEAP_TIER_ALLOC;
-    config.size_bytes = 4u << 20;
-    assert_int_equal(core_heap_create(&config, 4, &heap), CLHEAP_SUCCESS);
     clheap_heap_stats fresh, s;
-    assert_walks(&heap, &fresh);
+    make_tier_heap(&heap, 4u << 20, &fresh);
     uint32_t frames = (uint32_t)(fresh.pool_bytes / fresh.frame_bytes), S = fresh.segment_frames;
     assert_int_equal(frames % S, 0);
     assert_true(frames >= 8 * S);
@@ -360,12 +364,8 @@ static void sparse_requests_take_pieces_not_blocks(void **state)
 {
     (void)state;
     core_heap heap;
-    clheap_heap_config config = clheap_heap_config_default();
-    config.allocator = CLHEAP_TIER_ALLOC;
-    config.size_bytes = 4u << 20;
-    assert_int_equal(core_heap_create(&config, 4, &heap), CLHEAP_SUCCESS);
     clheap_heap_stats fresh, s;
-    assert_walks(&heap, &fresh);
+    make_tier_heap(&heap, 4u << 20, &fresh);
     uint32_t kib = 0, half = 0, quarter = 0;
     for (uint32_t c = 0; c < fresh.class_count; c++) {
         kib = fresh.class_bytes[c] == 1024 ? c : kib;
@@ -472,12 +472,8 @@ static void odd_frame_counts_fill_the_pool(void **state)
     static const uint32_t sizes[] = {48, 96, 192, 384, 20480};
     for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
         core_heap heap;
-        clheap_heap_config config = clheap_heap_config_default();
-        config.allocator = CLHEAP_TIER_ALLOC;
-        config.size_bytes = 4u << 20;
-        assert_int_equal(core_heap_create(&config, 4, &heap), CLHEAP_SUCCESS);
         clheap_heap_stats s;
-        assert_walks(&heap, &s);
+        make_tier_heap(&heap, 4u << 20, &s);
         uint64_t count = 0;
         while (core_heap_malloc(&heap, sizes[k], (uint32_t)(count % 8)) != 0)
             count++;
@@ -505,13 +501,8 @@ static void sizes_between_segments_fill_the_pool(void **state)
             clheap_heap_stats fresh, s;
             if (large_pool)
                 make_heap(&heap, &fresh);
-            else {
-                clheap_heap_config config = clheap_heap_config_default();
-                config.allocator = CLHEAP_TIER_ALLOC;
-                config.size_bytes = 4u << 20;
-                assert_int_equal(core_heap_create(&config, 4, &heap), CLHEAP_SUCCESS);
-                assert_walks(&heap, &fresh);
-            }
+            else
+                make_tier_heap(&heap, 4u << 20, &fresh);
             uint32_t count = 0;
             while ((objects[count].unit = core_heap_malloc(&heap, sizes[k], count % 8)) != 0) {
                 objects[count].bytes = sizes[k];
