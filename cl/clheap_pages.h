@@ -271,27 +271,25 @@ static CLHEAP_INLINE int clheap_pages_claim_part(CLHEAP_GLOBAL clheap_u32 *h, cl
     return (clheap_pages_take_bits(h, CLHEAP_BM_FREE, s, mask) & mask) == mask;
 }
 
-/* Frames [first, first + m) (inside the pool), all or none: the partial segments at
- * either end by clheap_pages_claim_part, the whole ones between from W. 1 if taken. */
+/* Frames [first, first + m) (inside the pool), all or none: the segments at either end
+ * by clheap_pages_claim_part (so an end segment may be whole, broken, or completed but
+ * not yet moved to W: P2), the ones between from W. 1 if taken. */
 static CLHEAP_INLINE int clheap_pages_claim_frames(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 first, clheap_u32 m)
 {
     const clheap_u32 S = CLHEAP_PAGES_SEGMENT;
     clheap_u32 end = first + m, s0 = first / S, s1 = (end - 1u) / S, lo = first % S, hi = end - s1 * S;
     if (s0 == s1)
-        return clheap_pages_claim_part(h, s0, m < S ? clheap_ones64(m) << lo : ~(clheap_u64)0);
-    clheap_u32 a = lo ? s0 + 1u : s0, b = hi < S ? s1 : s1 + 1u; /* the whole segments [a, b) */
-    clheap_u64 head = ~clheap_ones64(lo);
-    if (lo && !clheap_pages_claim_part(h, s0, head))
+        return clheap_pages_claim_part(h, s0, clheap_ones64(m) << lo);
+    clheap_u64 head = ~clheap_ones64(lo), tail = clheap_ones64(hi);
+    if (!clheap_pages_claim_part(h, s0, head))
         return 0;
-    if (b > a && !clheap_pages_claim_run(h, clheap_pages_segments_desc(h), a, b - a)) {
-        if (lo)
-            clheap_pages_free_frames(h, s0, head);
+    if (s1 > s0 + 1u && !clheap_pages_claim_run(h, clheap_pages_segments_desc(h), s0 + 1u, s1 - s0 - 1u)) {
+        clheap_pages_free_frames(h, s0, head);
         return 0;
     }
-    if (hi < S && !clheap_pages_claim_part(h, s1, clheap_ones64(hi))) {
-        clheap_pages_put(h, a * S, (b - a) * S);
-        if (lo)
-            clheap_pages_free_frames(h, s0, head);
+    if (!clheap_pages_claim_part(h, s1, tail)) {
+        clheap_pages_put(h, (s0 + 1u) * S, (s1 - s0 - 1u) * S);
+        clheap_pages_free_frames(h, s0, head);
         return 0;
     }
     return 1;
@@ -584,11 +582,10 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_edge_frames(CLHEAP_GLOBAL clheap_u3
 /* The best fit for m > 64 frames among the regions of free frames that runs of whole
  * free segments make with the free frames beside them (the top of the segment before,
  * the bottom of the segment after, in F). Returns the region's first frame, its length
- * in frames (*length) and its run of whole segments (*run_first, *run_count), or FAIL.
+ * in frames (*length), or FAIL.
  * One scan of W's level 0 (segments / 64 loads) and two F loads per run long enough. */
 static CLHEAP_INLINE clheap_u32 clheap_pages_find_region(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 m,
-                                                         clheap_u32 *length, clheap_u32 *run_first,
-                                                         clheap_u32 *run_count)
+                                                         clheap_u32 *length)
 {
     const clheap_u32 S = CLHEAP_PAGES_SEGMENT;
     clheap_u32 desc = clheap_pages_segments_desc(h), segments = h[desc + CLHEAP_BM_BITS];
@@ -615,8 +612,6 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_find_region(CLHEAP_GLOBAL clheap_u3
                 if (frames >= m && frames < *length) {
                     best = run_start * S - before;
                     *length = frames;
-                    *run_first = run_start;
-                    *run_count = run;
                 }
             }
             run = 0u;
@@ -626,41 +621,6 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_find_region(CLHEAP_GLOBAL clheap_u3
         }
     }
     return best;
-}
-
-/* Takes frames [first, first + m) of a region clheap_pages_find_region found, whose
- * whole free segments are [run_first, run_first + run_count): the frames before them
- * and after them from F (one AND each), the segments it touches from W (claim_run; their
- * frames outside [first, first + m) go back into F). Returns 0, with everything it took
- * given back, if a concurrent take got some first. */
-static CLHEAP_INLINE int clheap_pages_claim_region(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 first, clheap_u32 m,
-                                                   clheap_u32 run_first, clheap_u32 run_count)
-{
-    const clheap_u32 S = CLHEAP_PAGES_SEGMENT;
-    clheap_u32 desc = clheap_pages_segments_desc(h), end = first + m;
-    clheap_u32 run_begin = run_first * S, run_end = (run_first + run_count) * S;
-    clheap_u32 lo = first > run_begin ? first : run_begin, hi = end < run_end ? end : run_end;
-    clheap_u32 s0 = lo / S, s1 = (hi + S - 1u) / S; /* the whole segments it touches */
-    clheap_u64 head = first < run_begin ? ~clheap_ones64(S - (run_begin - first)) : 0u;
-    clheap_u64 tail = clheap_ones64(end > run_end ? end - run_end : 0u);
-    if (head && (clheap_pages_take_bits(h, CLHEAP_BM_FREE, run_first - 1u, head) & head) != head)
-        return 0;
-    if (!clheap_pages_claim_run(h, desc, s0, s1 - s0)) {
-        if (head)
-            clheap_pages_free_frames(h, run_first - 1u, head);
-        return 0;
-    }
-    if (tail && (clheap_pages_take_bits(h, CLHEAP_BM_FREE, run_first + run_count, tail) & tail) != tail) {
-        clheap_pages_put(h, s0 * S, (s1 - s0) * S);
-        if (head)
-            clheap_pages_free_frames(h, run_first - 1u, head);
-        return 0;
-    }
-    if (lo % S)
-        clheap_pages_free_frames(h, s0, clheap_ones64(lo % S));
-    if (hi % S)
-        clheap_pages_free_frames(h, s1 - 1u, ~clheap_ones64(hi % S));
-    return 1;
 }
 
 /* m > 64 frames at the top of the best-fitting region (clheap_pages_find_region): the
@@ -677,14 +637,14 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_region(CLHEAP_GLOBAL clheap_u3
 {
     *none = 0;
     for (clheap_u32 attempt = 0; attempt < tries; attempt++) {
-        clheap_u32 length, run_first, run_count;
-        clheap_u32 first = clheap_pages_find_region(h, m, &length, &run_first, &run_count);
+        clheap_u32 length;
+        clheap_u32 first = clheap_pages_find_region(h, m, &length);
         if (first == CLHEAP_BM_FAIL) {
             *none = 1;
             return first;
         }
         first += length - m;
-        if (clheap_pages_claim_region(h, first, m, run_first, run_count))
+        if (clheap_pages_claim_frames(h, first, m))
             return first;
     }
     return CLHEAP_BM_FAIL;
