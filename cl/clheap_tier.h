@@ -527,8 +527,10 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_unit(CLHEAP_GLOBAL clheap_u32
                                                         clheap_u32 seed)
 {
     clheap_u32 unit = clheap_tier_malloc_first(h, bytes, seed, 0);
-    clheap_u32 c = bytes ? clheap_class_for(h, bytes) : CLHEAP_MAX_CLASSES;
-    return unit || c == CLHEAP_MAX_CLASSES ? unit : clheap_tier_take_larger(h, c, seed);
+    if (unit || !bytes) /* the class is looked up again only on the way to a NULL */
+        return unit;
+    clheap_u32 c = clheap_class_for(h, bytes);
+    return c == CLHEAP_MAX_CLASSES ? 0u : clheap_tier_take_larger(h, c, seed);
 }
 
 /* Frees a large allocation whose first frame is f (unit is where the pointer points). */
