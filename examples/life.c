@@ -345,7 +345,7 @@ int main(int argc, char **argv)
         if (w.fixed) { /* the largest torus whose game fits the heap as it is */
             uint32_t fits;
             w.allocator = order[i];
-            int sound = largest_fit(attempt, &w, 64, 32768, &fits);
+            int sound = largest_fit(attempt, &w, a, 64, 32768, &fits);
             printf("%-12s %u MiB heap, %u generations: the largest torus that fits is %ux%u%s\n", a, w.heap_mib,
                    w.generations, fits, fits, sound ? "" : " (a larger one FAILED for another reason)");
             ok = ok && sound && fits > 0;

@@ -627,7 +627,7 @@ int main(int argc, char **argv)
         if (w.fixed) { /* the largest sea whose game fits the heap as it is */
             uint32_t fits;
             w.allocator = order[i];
-            int sound = largest_fit(attempt, &w, 64, 16384, &fits);
+            int sound = largest_fit(attempt, &w, a, 64, 16384, &fits);
             printf("%-12s %u MiB heap, %u steps: the largest sea that fits is %ux%u%s\n", a, w.heap_mib, w.steps,
                    fits, fits, sound ? "" : " (a larger one FAILED for another reason)");
             wrong += !sound || !fits;
