@@ -55,15 +55,16 @@
  *             frames beside it, the top frames of the segment before and the bottom
  *             ones of the segment after (one AND each in F), the best fit over all
  *             regions, at its top; first in small pools, else when runs alone failed
- *             (CLHEAP_PAGES_BEST_FIT_SEGMENTS). In large pools a large request that
- *             is not a whole number of segments first tries the high frontier: a subtract on CLHEAP_HDR_PAGES_HIGH_FRONTIER
- *             hands it frames [f - m, f), taken as above; every other take of a large
- *             request places it at the top of what it took (the unused frames of its
- *             first segment into F) and sets the frontier to its first frame. Why:
- *             each request of, say, 65 frames took two whole segments and left 63
- *             frames no other one fits (1 GiB pool: NULL at 51% of it); now they lie
- *             end to end. Every claim is rolled back if one of its ANDs found a bit
- *             gone.
+ *             (CLHEAP_PAGES_BEST_FIT_SEGMENTS). A large request that is not a whole
+ *             number of segments then tries the high frontier (in large pools first):
+ *             a subtract on CLHEAP_HDR_PAGES_HIGH_FRONTIER hands it frames [f - m, f),
+ *             taken as above; every other take of a large request but the first
+ *             region tries places it at the top of what it took (the unused frames of
+ *             its first segment into F) and sets the frontier to its first frame.
+ *             Why: each request of, say, 65 frames took two whole segments and left
+ *             63 frames no other one fits (1 GiB pool: NULL at 51% of it); now they
+ *             lie end to end. Every claim is rolled back if one of its ANDs found a
+ *             bit gone.
  *   release   whole segments: one OR into W per W container. Frames of a broken
  *             segment: one OR into F; if that made the container all ones, a CAS of it
  *             from all ones to 0 moves the segment to W. A failed CAS means a taker got
@@ -259,30 +260,36 @@ static CLHEAP_INLINE void clheap_pages_put(CLHEAP_GLOBAL clheap_u32 *h, clheap_u
 }
 
 /* Takes the bits of mask (not 0) of segment s: from F, or, if the segment is whole,
- * from W with the rest of its frames put into F. 0 (nothing kept) if some were gone. */
+ * from W with the rest of its frames put into F. 0 (nothing kept) if some were gone.
+ * The winner of the W bit puts the rest into F before the branch ends, and the others
+ * AND after it: the lanes of a warp whose frontier ranges share a segment clear its W
+ * bit together, and once the warp reconverges the losers find the winner's frames in F.
+ * With the AND in the losers' branch, run first, a GPU burst of 24 KiB requests broke
+ * a segment for each loser (H100 run 26: NULL at 69% of a 64 MiB pool). Only the speed
+ * depends on the order: an AND that comes first finds the bits gone and keeps nothing. */
 static CLHEAP_INLINE int clheap_pages_claim_part(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 s, clheap_u64 mask)
 {
     clheap_u32 wdesc = clheap_pages_segments_desc(h);
-    if (clheap_bm_get(h, wdesc, s) && clheap_bm_try_clear(h, wdesc, s)) {
-        if (~mask)
-            clheap_pages_free_frames(h, s, ~mask);
-        return 1;
-    } /* not whole, or broken since: its free frames are in F */
-    return (clheap_pages_take_bits(h, CLHEAP_BM_FREE, s, mask) & mask) == mask;
+    int won = clheap_bm_get(h, wdesc, s) && clheap_bm_try_clear(h, wdesc, s);
+    if (won && ~mask)
+        clheap_pages_free_frames(h, s, ~mask);
+    return won || (clheap_pages_take_bits(h, CLHEAP_BM_FREE, s, mask) & mask) == mask;
 }
 
 /* Frames [first, first + m) (inside the pool), all or none: the segments at either end
  * by clheap_pages_claim_part (so an end segment may be whole, broken, or completed but
- * not yet moved to W: P2), the ones between from W. 1 if taken. */
+ * not yet moved to W: P2), the ones between from W. 1 if taken. Every request claims
+ * its first segment at the same call site, then its last: in a warp, a range's last
+ * segment is the next range's first, claimed (and its rest put into F) just before. */
 static CLHEAP_INLINE int clheap_pages_claim_frames(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 first, clheap_u32 m)
 {
     const clheap_u32 S = CLHEAP_PAGES_SEGMENT;
     clheap_u32 end = first + m, s0 = first / S, s1 = (end - 1u) / S, lo = first % S, hi = end - s1 * S;
-    if (s0 == s1)
-        return clheap_pages_claim_part(h, s0, clheap_ones64(m) << lo);
-    clheap_u64 head = ~clheap_ones64(lo), tail = clheap_ones64(hi);
+    clheap_u64 head = s0 == s1 ? clheap_ones64(m) << lo : ~clheap_ones64(lo), tail = clheap_ones64(hi);
     if (!clheap_pages_claim_part(h, s0, head))
         return 0;
+    if (s0 == s1)
+        return 1;
     if (s1 > s0 + 1u && !clheap_pages_claim_run(h, clheap_pages_segments_desc(h), s0 + 1u, s1 - s0 - 1u)) {
         clheap_pages_free_frames(h, s0, head);
         return 0;
@@ -669,12 +676,18 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_near(CLHEAP_GLOBAL clheap_u32 
      * takes, most requests ending in that scan). */
     clheap_u32 width = clheap_pages_width(h), stop = 0u;
     int none = 0;
-    if (!small && h[wdesc + CLHEAP_BM_BITS] <= CLHEAP_PAGES_BEST_FIT_SEGMENTS) {
-        clheap_u32 f = clheap_pages_take_region(h, frames, 2u, &none);
-        if (f != CLHEAP_BM_FAIL || none)
-            return f;
-    } else if (!small && frames % CLHEAP_PAGES_SEGMENT) { /* whole segments leave no frames for others to fill */
-        clheap_u32 f = clheap_pages_take_frontier(h, frames, 1);
+    if (!small) {
+        clheap_u32 f = CLHEAP_BM_FAIL;
+        if (h[wdesc + CLHEAP_BM_BITS] <= CLHEAP_PAGES_BEST_FIT_SEGMENTS) {
+            f = clheap_pages_take_region(h, frames, 2u, &none);
+            if (none)
+                return f;
+        }
+        /* Whole segments leave no frames for others to fill. In a small pool too, after
+         * the best fit: concurrent requests all pick the same region, and the losers took
+         * two whole segments each for 65 frames (H100 run 26: NULL at 50% of 64 MiB). */
+        if (f == CLHEAP_BM_FAIL && frames % CLHEAP_PAGES_SEGMENT)
+            f = clheap_pages_take_frontier(h, frames, 1);
         if (f != CLHEAP_BM_FAIL)
             return f;
     }
