@@ -15,11 +15,13 @@ set grid
 set key top left
 names = system("awk -F, 'NR > 1 && !seen[$1]++ { printf \"%s \", $1 }' ".csv)
 first = word(names, 1)
-keep(a, scene) = strcol(1) eq a && strcol(2) eq scene && $4 == factor && strcol(18) eq "verified"
+# One allocator's verified rows of a scene, by size: the rows of one allocator need not
+# be consecutive in the file (several runs joined), and a line breaks at every row skipped.
+rows(a, scene) = sprintf("< awk -F, '$1 == \"%s\" && $2 == \"%s\" && $4 == %d && $18 == \"verified\"' %s | sort -t, -k3,3n", a, scene, factor, csv)
 set multiplot layout 1,2 title "k-d tree build (".csv.", heap ".factor."x the root's array)"
 do for [scene in "uniform clustered"] {
   set title scene
-  plot for [a in names] csv using (keep(a, scene) ? $3 : NaN):13 with linespoints lw 2 title a, \
-       csv using (keep(first, scene) ? $3 : NaN):14 with linespoints lw 2 dt 2 lc rgb "black" title "static"
+  plot for [a in names] rows(a, scene) using 3:13 with linespoints lw 2 title a, \
+       rows(first, scene) using 3:14 with linespoints lw 2 dt 2 lc rgb "black" title "static"
 }
 unset multiplot
