@@ -270,6 +270,8 @@ static clheap_status plan_bitmap_kinds(const clheap_heap_config *config, uint64_
         h[CLHEAP_HDR_BLOCK_HEADERS] = (uint32_t)unit;
         h[CLHEAP_HDR_FRAME_COUNT] = (uint32_t)n;
     }
+    if (tier) /* large requests end to end from the top (cl/clheap_pages.h); at 0 the first ones fail */
+        h[CLHEAP_HDR_PAGES_HIGH_FRONTIER] = (uint32_t)n;
     return CLHEAP_SUCCESS;
 }
 
