@@ -25,7 +25,8 @@
  *   P3  the bitmaps' upper levels are hints as in cl/clheap_bitmap.h;
  *   P4  no break is counted as under way (CLHEAP_HDR_PAGES_SPLITTING is 0).
  * The frontiers (CLHEAP_HDR_PAGES_LOW_FRONTIER, _HIGH_FRONTIER) are hints: any value is
- * valid, and no frame outside the pool is taken.
+ * valid, and no frame outside the pool is taken. The host starts them at the pool's two
+ * ends (host/heap_layout.c).
  *
  * Operations (no step waits for another work-item; every loop is bounded):
  *   take(m), m < 64   a fit of m ones in a container of F near the pool's low end, one
@@ -34,7 +35,8 @@
  *             others); else break a whole segment: clear its W bit, keep its first m
  *             frames, OR the other 64 - m into F. Linearisation point: the AND.
  *             A large request (not the small tier's) of m < 64 frames first tries
- *             the low frontier: an add on CLHEAP_HDR_PAGES_LOW_FRONTIER hands it frames
+ *             the low frontier (up to CLHEAP_PAGES_FRONTIER_TRIES times): an add on
+ *             CLHEAP_HDR_PAGES_LOW_FRONTIER hands it frames
  *             [f, f + m), which may cross into the next segment; it takes them from F or,
  *             where a segment is whole, from W (the rest of that segment into F). A
  *             break sets the frontier after the frames it keeps. Linearisation point:
@@ -56,7 +58,8 @@
  *             ones of the segment after (one AND each in F), the best fit over all
  *             regions, at its top; first in small pools, else when runs alone failed
  *             (CLHEAP_PAGES_BEST_FIT_SEGMENTS). A large request that is not a whole
- *             number of segments then tries the high frontier (in large pools first):
+ *             number of segments then tries the high frontier (in large pools first;
+ *             up to CLHEAP_PAGES_FRONTIER_TRIES times):
  *             a subtract on CLHEAP_HDR_PAGES_HIGH_FRONTIER hands it frames [f - m, f),
  *             taken as above; every other take of a large request but the first
  *             region tries places it at the top of what it took (the unused frames of
@@ -134,9 +137,10 @@
 #ifndef CLHEAP_PAGES_FRONTIER_TRIES
 /* Adds on a frontier before the other ways: a range whose segment another request is
  * moving from W to F (its rest not in F yet) fails, and the next range usually does not.
- * The C11 core with one shared access at a time, by a random one of 128 threads each
- * filling a 64 MiB pool until its first NULL (the oom benchmark's burst): one add gave
- * 57% - 77% of the pool for 17 KiB - 200,000 B requests, four give 83% - 96%. */
+ * tests/test_core_schedule.c (one shared access at a time by a random one of 128
+ * threads, each filling a 64 MiB pool until its first NULL, as the oom benchmark's
+ * launch does): one add filled 56% - 79% of the pool with 17 KiB - 200,000 B requests,
+ * four fill 88% - 99%. */
 #define CLHEAP_PAGES_FRONTIER_TRIES 4
 #endif
 
@@ -698,8 +702,9 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_near(CLHEAP_GLOBAL clheap_u32 
         /* Whole segments leave no frames for others to fill. In a small pool too, after
          * the best fit: concurrent requests all pick the same region, and the losers took
          * two whole segments each for 65 frames (H100 run 26: NULL at 50% of 64 MiB). */
+        int between = frames % CLHEAP_PAGES_SEGMENT != 0u;
         CLHEAP_NO_UNROLL
-        for (clheap_u32 t = 0; t < CLHEAP_PAGES_FRONTIER_TRIES && f == CLHEAP_BM_FAIL && frames % CLHEAP_PAGES_SEGMENT; t++)
+        for (clheap_u32 t = 0; t < CLHEAP_PAGES_FRONTIER_TRIES && f == CLHEAP_BM_FAIL && between; t++)
             f = clheap_pages_take_frontier(h, frames, 1);
         if (f != CLHEAP_BM_FAIL)
             return f;
