@@ -292,8 +292,9 @@ static CLHEAP_INLINE int clheap_pages_claim_part(CLHEAP_GLOBAL clheap_u32 *h, cl
 /* Frames [first, first + m) (inside the pool), all or none: the segments at either end
  * by clheap_pages_claim_part (so an end segment may be whole, broken, or completed but
  * not yet moved to W: P2), the ones between from W. 1 if taken. Every request claims
- * its first segment at the same call site, then its last: in a warp, a range's last
- * segment is the next range's first, claimed (and its rest put into F) just before. */
+ * its first segment at the same call site, then its last: in a warp whose frontier
+ * ranges follow each other, a range's last segment is a neighbour's first, claimed (and
+ * its rest put into F) just before. */
 static CLHEAP_INLINE int clheap_pages_claim_frames(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 first, clheap_u32 m)
 {
     const clheap_u32 S = CLHEAP_PAGES_SEGMENT;
