@@ -130,6 +130,17 @@ static void check_heap(core_heap *heap, const char *when, clheap_heap_stats *sta
         fail_msg("heap check %s: %s", when, what);
 }
 
+/* A heap of `bytes` for allocator a (4 compute units), checked fresh: *fresh its stats. */
+static void make_heap(core_heap *heap, clheap_allocator a, uint64_t bytes, clheap_heap_stats *fresh)
+{
+    clheap_heap_config config = clheap_heap_config_default();
+    config.allocator = a;
+    config.size_bytes = bytes;
+    config.slot_bytes = 256; /* BitmapAlloc: every size the churn asks for */
+    assert_int_equal(core_heap_create(&config, 4, heap), CLHEAP_SUCCESS);
+    check_heap(heap, "fresh", fresh);
+}
+
 /* Every lane's allocations still hold their stamps; then the heap is checked, all is
  * freed, and the heap must be empty and sound. Returns the bytes the lanes held. */
 static uint64_t verify_and_free(core_heap *heap, lane *lanes, int n, const char *who)
@@ -186,12 +197,8 @@ static void burst_fills_sizes_between_segments(void **state)
     static lane lanes[MAX_LANES];
     for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
         core_heap heap;
-        clheap_heap_config config = clheap_heap_config_default();
-        config.allocator = CLHEAP_TIER_ALLOC;
-        config.size_bytes = 64u << 20;
-        assert_int_equal(core_heap_create(&config, 4, &heap), CLHEAP_SUCCESS);
         clheap_heap_stats fresh;
-        check_heap(&heap, "fresh", &fresh);
+        make_heap(&heap, CLHEAP_TIER_ALLOC, 64u << 20, &fresh);
         fill f = {&heap, sizes[s]};
         memset(lanes, 0, sizeof lanes);
         for (int i = 0; i < MAX_LANES; i++)
@@ -268,13 +275,8 @@ static void churn_near_full_keeps_every_heap_sound(void **state)
     for (size_t a = 0; a < sizeof allocators / sizeof *allocators; a++)
         for (uint32_t seed = 0; seed < seeds; seed++) {
             core_heap heap;
-            clheap_heap_config config = clheap_heap_config_default();
-            config.allocator = allocators[a];
-            config.size_bytes = 1u << 20;
-            config.slot_bytes = 256; /* BitmapAlloc: every size asked */
-            assert_int_equal(core_heap_create(&config, 4, &heap), CLHEAP_SUCCESS);
             clheap_heap_stats fresh;
-            check_heap(&heap, "fresh", &fresh);
+            make_heap(&heap, allocators[a], 1u << 20, &fresh);
             churn c = {&heap, 200, (uint32_t)(fresh.pool_bytes * 9 / 10 / 136 / LANES), 0, 0};
             memset(lanes, 0, sizeof lanes);
             for (int i = 0; i < LANES; i++)
