@@ -4,8 +4,8 @@
  * fixed seed. Why: real threads on a CPU interleave in stretches of thousands of
  * accesses, a GPU's lanes at every access, and the races of a burst (two requests
  * claiming one segment, a frontier moved under a claim) only show at that grain: at
- * fc121ef a 64-lane burst filled 66% of the pool with 24 KiB requests and 63% with
- * 65 KiB here, 96.5% and 64% of the heap on the H100 (run 27), where one request at a
+ * fc121ef a 64-lane burst filled 66% of the heap with 24 KiB requests and 63% with
+ * 65 KiB here, 96.5% and 64% on the H100 (run 27), where one request at a
  * time and free-running threads filled 99%. It is harsher than a GPU, whose warps run a
  * branch's lanes together. One lane runs at a time, so a run is the same every time.
  * Every allocation is stamped over its whole extent and verified; the heap's check runs
