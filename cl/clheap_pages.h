@@ -317,21 +317,28 @@ static CLHEAP_INLINE int clheap_pages_claim_frames(CLHEAP_GLOBAL clheap_u32 *h, 
 }
 
 /* m frames at a frontier (see take(m) above): after the low one (m < 64), or before the
- * high one. FAIL if they are not free or not in the pool. */
+ * high one, up to CLHEAP_PAGES_FRONTIER_TRIES ranges. FAIL if none was free and in the
+ * pool. */
 static CLHEAP_INLINE clheap_u32 clheap_pages_take_frontier(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 m, int high)
 {
-    clheap_u32 frames = h[CLHEAP_HDR_FRAME_COUNT], first;
-    if (high) {
-        clheap_u32 end = clheap_add32(h + CLHEAP_HDR_PAGES_HIGH_FRONTIER, 0u - m);
-        first = end - m;
-        if (end > frames || end < m)
-            return CLHEAP_BM_FAIL;
-    } else {
-        first = clheap_add32(h + CLHEAP_HDR_PAGES_LOW_FRONTIER, m);
-        if (first >= frames || m > frames - first)
-            return CLHEAP_BM_FAIL;
+    clheap_u32 frames = h[CLHEAP_HDR_FRAME_COUNT];
+    CLHEAP_NO_UNROLL
+    for (clheap_u32 t = 0; t < CLHEAP_PAGES_FRONTIER_TRIES; t++) {
+        clheap_u32 first;
+        if (high) {
+            clheap_u32 end = clheap_add32(h + CLHEAP_HDR_PAGES_HIGH_FRONTIER, 0u - m);
+            first = end - m;
+            if (end > frames || end < m)
+                continue;
+        } else {
+            first = clheap_add32(h + CLHEAP_HDR_PAGES_LOW_FRONTIER, m);
+            if (first >= frames || m > frames - first)
+                continue;
+        }
+        if (clheap_pages_claim_frames(h, first, m))
+            return first;
     }
-    return clheap_pages_claim_frames(h, first, m) ? first : CLHEAP_BM_FAIL;
+    return CLHEAP_BM_FAIL;
 }
 
 /* The set bit of v nearest the low end (high = 0) or the high end (v != 0). */
@@ -450,12 +457,9 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_frames(CLHEAP_GLOBAL clheap_u3
         clheap_u32 pass = step / 2u, s = seed + pass * 0x2545F491u;
         int last = pass == CLHEAP_PAGES_PASSES, segment = (int)(step & 1u), breaks = segment && !whole;
         if (breaks && step == 1u && !small) { /* once, when the first looks found no fit */
-            CLHEAP_NO_UNROLL
-            for (clheap_u32 t = 0; t < CLHEAP_PAGES_FRONTIER_TRIES; t++) {
-                clheap_u32 first = clheap_pages_take_frontier(h, m, 0);
-                if (first != CLHEAP_BM_FAIL)
-                    return first;
-            }
+            clheap_u32 first = clheap_pages_take_frontier(h, m, 0);
+            if (first != CLHEAP_BM_FAIL)
+                return first;
         }
         if (breaks) {
             if (!last && clheap_load32(breaking) >= breakers)
@@ -703,9 +707,7 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_near(CLHEAP_GLOBAL clheap_u32 
         /* Whole segments leave no frames for others to fill. In a small pool too, after
          * the best fit: concurrent requests all pick the same region, and the losers took
          * two whole segments each for 65 frames (H100 run 26: NULL at 50% of 64 MiB). */
-        int between = frames % CLHEAP_PAGES_SEGMENT != 0u;
-        CLHEAP_NO_UNROLL
-        for (clheap_u32 t = 0; t < CLHEAP_PAGES_FRONTIER_TRIES && f == CLHEAP_BM_FAIL && between; t++)
+        if (f == CLHEAP_BM_FAIL && frames % CLHEAP_PAGES_SEGMENT)
             f = clheap_pages_take_frontier(h, frames, 1);
         if (f != CLHEAP_BM_FAIL)
             return f;
