@@ -140,7 +140,7 @@
  * tests/test_core_schedule.c (one shared access at a time by a random one of 128
  * threads, each filling a 64 MiB pool until its first NULL, as the oom benchmark's
  * launch does): one add filled 56% - 79% of the pool with 17 KiB - 200,000 B requests,
- * four fill 88% - 99%. */
+ * four fill 86% - 99%. */
 #define CLHEAP_PAGES_FRONTIER_TRIES 4
 #endif
 
@@ -483,10 +483,12 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_frames(CLHEAP_GLOBAL clheap_u3
         /* The next one goes on from here if this broke a segment, or filled a gap at the
          * frontier (a fit of the first look); a gap elsewhere leaves it, so that it stays
          * at the low end. */
-        CLHEAP_GLOBAL clheap_u32 *frontier = h + CLHEAP_HDR_PAGES_LOW_FRONTIER;
-        clheap_u32 at = small || whole ? 0u : clheap_load32(frontier);
-        if (!small && !whole && (segment || (at >= pos && at < pos + m)))
-            clheap_store32(frontier, pos + m);
+        if (!small && !whole) {
+            CLHEAP_GLOBAL clheap_u32 *frontier = h + CLHEAP_HDR_PAGES_LOW_FRONTIER;
+            clheap_u32 at = segment ? pos : clheap_load32(frontier);
+            if (at >= pos && at < pos + m)
+                clheap_store32(frontier, pos + m);
+        }
         return pos;
     }
     return CLHEAP_BM_FAIL;

@@ -165,8 +165,9 @@ static void random_steps_keep_placement_and_merge_back(void **state)
             assert_int_equal(s.free_bytes + s.used_bytes, fresh.pool_bytes);
         }
     }
-    print_message("small pieces: %u in the low half, %u in the high half; runs of segments: %u in the high half, %u in the low half\n", small_low,
-                  small_high, large_high, large_low);
+    print_message("small pieces: %u in the low half, %u in the high half; runs of segments: %u in the high half, "
+                  "%u in the low half\n",
+                  small_low, small_high, large_high, large_low);
     assert_true(small_low > 1000 && large_high > 200); /* both ends were exercised */
     while (count) {
         count--;
