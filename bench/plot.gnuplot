@@ -46,17 +46,28 @@ set xlabel "request [B]"; set ylabel "allocations / s"; set logscale x 2
 plot for [a in rows] throughput every ::1 using (strcol(1) eq a && $2 == 1048576 && $3 > 0 ? $3 : 1/0):8 with linespoints title a
 
 # The default allocator beside Gallatin (bench/peers/gallatin-bench, same shapes, same
-# columns) and the bump ceiling, at every work-item count: one panel per count.
+# columns) and the bump ceiling where the run has AtomicMalloc's rows, at every work-item
+# count: one panel per count; malloc (column 8) and free (column 9) rates, one image each.
 gallatin = dir."/throughput-gallatin.csv"
 if (system("test -f ".gallatin." && echo yes") eq "yes") {
-    set output dir."/throughput-vs-gallatin.png"
+    ceiling = system("grep -q '^AtomicMalloc,' ".throughput." && echo yes") eq "yes"
     set terminal pngcairo size 1500,900 noenhanced font ",10"
-    set multiplot layout 2,3 title "malloc throughput: TierAlloc (default) vs Gallatin, H100"
-    do for [n in "4096 16384 65536 262144 1048576"] {
-        set title "work-items ".n
-        plot throughput every ::1 using (strcol(1) eq "TierAlloc+warp" && $2 == n+0 && $3 > 0 ? $3 : 1/0):8 with linespoints title "TierAlloc+warp", \
-             gallatin every ::1 using (strcol(1) eq "Gallatin" && $2 == n+0 && $3 > 0 ? $3 : 1/0):8 with linespoints title "Gallatin", \
-             throughput every ::1 using (strcol(1) eq "AtomicMalloc" && $2 == n+0 && $3 > 0 ? $3 : 1/0):8 with lines dashtype 2 title "bump ceiling"
+    do for [what in "malloc free"] {
+        col = what eq "malloc" ? 8 : 9
+        set output dir.(what eq "malloc" ? "/throughput-vs-gallatin.png" : "/free-vs-gallatin.png")
+        set multiplot layout 2,3 title what." throughput: TierAlloc (default) vs Gallatin, H100"
+        set ylabel what eq "malloc" ? "allocations / s" : "frees / s"
+        do for [n in "4096 16384 65536 262144 1048576"] {
+            set title "work-items ".n
+            if (ceiling && what eq "malloc") {
+                plot throughput every ::1 using (strcol(1) eq "TierAlloc+warp" && $2 == n+0 && $3 > 0 ? $3 : 1/0):col with linespoints title "TierAlloc+warp", \
+                     gallatin every ::1 using (strcol(1) eq "Gallatin" && $2 == n+0 && $3 > 0 ? $3 : 1/0):col with linespoints title "Gallatin", \
+                     throughput every ::1 using (strcol(1) eq "AtomicMalloc" && $2 == n+0 && $3 > 0 ? $3 : 1/0):col with lines dashtype 2 title "bump ceiling"
+            } else {
+                plot throughput every ::1 using (strcol(1) eq "TierAlloc+warp" && $2 == n+0 && $3 > 0 ? $3 : 1/0):col with linespoints title "TierAlloc+warp", \
+                     gallatin every ::1 using (strcol(1) eq "Gallatin" && $2 == n+0 && $3 > 0 ? $3 : 1/0):col with linespoints title "Gallatin"
+            }
+        }
+        unset multiplot
     }
-    unset multiplot
 }
