@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "clheap/clheap.h"
+#include "fit.h"
 
 #define CHECK(call)                                                                        \
     do {                                                                                   \
@@ -133,43 +134,6 @@ static inline int arg_flag(int argc, char **argv, const char *name)
         if (strcmp(argv[i], name) == 0)
             return 1;
     return 0;
-}
-
-/* --fit, the papers' space-efficiency test: the largest problem size up to `last` that
- * fits a fixed heap. Sizes double from `first` while they are at most `last`, then the
- * gap between the largest that fits and the smallest that does not (or last + 1) is
- * halved (in steps of 8) until it is at most 8 or 1/16 of the former. attempt(ctx, n) plays size n and says 1 (it fits), 0 (the heap was
- * full) or -1 (something else went wrong: the search ends). *fits gets the size (0:
- * none); returns 0 when the search ended on a -1. Each verdict is printed under `who` as
- * it comes, so that a search cut off by a time limit still tells how far it got. */
-static inline int largest_fit_attempt(int (*attempt)(void *ctx, uint32_t n), void *ctx, uint32_t n, const char *who)
-{
-    int r = attempt(ctx, n);
-    printf("  %s %ux%u: %s\n", who, n, n, r == 1 ? "fits" : r == 0 ? "full" : "FAILED");
-    fflush(stdout);
-    return r;
-}
-
-static inline int largest_fit(int (*attempt)(void *ctx, uint32_t n), void *ctx, const char *who, uint32_t first,
-                              uint32_t last, uint32_t *fits)
-{
-    uint32_t n = first, fails;
-    int r = 1;
-    *fits = 0;
-    for (; n <= last; n *= 2) {
-        if ((r = largest_fit_attempt(attempt, ctx, n, who)) != 1)
-            break;
-        *fits = n;
-    }
-    fails = n <= last ? n : last + 1u; /* never a size above `last` */
-    while (r != -1 && fails - *fits > 8 && fails - *fits > *fits / 16) {
-        n = (*fits + fails) / 2 / 8 * 8;
-        if ((r = largest_fit_attempt(attempt, ctx, n, who)) == 1)
-            *fits = n;
-        else
-            fails = n <= last ? n : last + 1u; /* never a size above `last` */
-    }
-    return r != -1;
 }
 
 /* Objects a heap holds: its classes' objects and large allocations (BlockAlloc,
