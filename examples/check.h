@@ -136,6 +136,23 @@ static inline int arg_flag(int argc, char **argv, const char *name)
     return 0;
 }
 
+/* --fit's range from --fit-known K (default 0), --fit-from N (default 64, or 2K after a
+ * K, at most L) and --fit-to L (default `largest`): 0 unless 8 <= N <= L <= largest and
+ * K < N. */
+static inline int fit_range_args(int argc, char **argv, uint32_t largest, fit_range *range)
+{
+    long known = arg_int(argc, argv, "--fit-known", 0), last = arg_int(argc, argv, "--fit-to", (int)largest);
+    long first = arg_int(argc, argv, "--fit-from", 0);
+    if (!first)
+        first = known ? 2 * known : 64;
+    if (!arg_str(argc, argv, "--fit-from", NULL) && first > last)
+        first = last;
+    if (known < 0 || first < 8 || first > last || last > (long)largest || known >= first)
+        return 0;
+    *range = (fit_range){(uint32_t)known, (uint32_t)first, (uint32_t)last};
+    return 1;
+}
+
 /* Objects a heap holds: its classes' objects and large allocations (BlockAlloc,
  * TierAlloc: their used slots also count slots that runs hold back), else its chunks. */
 static inline unsigned long long live_objects(const clheap_heap_stats *s)

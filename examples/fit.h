@@ -16,20 +16,26 @@ static inline int largest_fit_attempt(int (*attempt)(void *ctx, uint32_t n), voi
     return r;
 }
 
+/* Where a search looks: sizes up to `last`, the first one played `first`, and `known`
+ * (below it; 0: none) a size an earlier search found to fit, not played again. */
+typedef struct fit_range {
+    uint32_t known, first, last;
+} fit_range;
+
 /* Sizes double from `first` while they are at most `last`; then the gap between the
- * largest size that fits and the smallest that does not (or last + 1) is halved, at
- * multiples of 8, until it is at most 8 or 1/16 of the size that fits. attempt(ctx, n)
- * plays size n and says 1 (it fits), 0 (the heap was full) or -1 (something else went
- * wrong: the search ends). *fits gets the size (0: none); returns 0 when the search
- * ended on a -1. Each verdict is printed under `who` as it comes, so that a search cut
- * off by a time limit still tells how far it got (--fit-from and --fit-to go on from
- * there). */
-static inline int largest_fit(int (*attempt)(void *ctx, uint32_t n), void *ctx, const char *who, uint32_t first,
-                              uint32_t last, uint32_t *fits)
+ * largest size that fits (or `known`) and the smallest that does not (or last + 1) is
+ * halved, at multiples of 8, until it is at most 8 or 1/16 of the size that fits.
+ * attempt(ctx, n) plays size n and says 1 (it fits), 0 (the heap was full) or -1
+ * (something else went wrong: the search ends). *fits gets the size (0: none); returns
+ * 0 when the search ended on a -1. Each verdict is printed under `who` as it comes, so
+ * that a search cut off by a time limit still tells how far it got (a new one goes on
+ * from there with `known`, `first` and `last`). */
+static inline int largest_fit(int (*attempt)(void *ctx, uint32_t n), void *ctx, const char *who, fit_range range,
+                              uint32_t *fits)
 {
-    uint32_t n = first, fails;
+    uint32_t n = range.first, last = range.last, fails;
     int r = 1;
-    *fits = 0;
+    *fits = range.known;
     for (; n <= last; n *= 2) {
         if ((r = largest_fit_attempt(attempt, ctx, n, who)) != 1)
             break;

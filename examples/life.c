@@ -317,15 +317,13 @@ int main(int argc, char **argv)
     w.check_every = (uint32_t)arg_int(argc, argv, "--check-every", 1);
     w.heap_mib = (uint32_t)arg_int(argc, argv, "--heap-mib", 0);
     w.fixed = arg_flag(argc, argv, "--fit");
-    /* The search's first and last sizes: to resume one cut off by a time limit. */
-    uint32_t fit_from = (uint32_t)arg_int(argc, argv, "--fit-from", 64);
-    uint32_t fit_to = (uint32_t)arg_int(argc, argv, "--fit-to", 32768);
+    fit_range fit = {0, 0, 0}; /* where --fit looks: to resume a search cut off by a time limit */
+    int fit_ok = fit_range_args(argc, argv, 32768, &fit);
     const char *which = arg_str(argc, argv, "--allocator", clheap_allocator_name(CLHEAP_DEFAULT_ALLOCATOR));
     const char *csv_path = arg_str(argc, argv, "--csv", NULL);
-    if (w.n < 8 || w.n > 32768 || w.generations < 1 || w.check_every < 1 || (w.fixed && !w.heap_mib) ||
-        fit_from < 8 || fit_to > 32768 || fit_from > fit_to) {
+    if (w.n < 8 || w.n > 32768 || w.generations < 1 || w.check_every < 1 || (w.fixed && !w.heap_mib) || !fit_ok) {
         fprintf(stderr, "usage: %s [--size N (8..32768)] [--generations G] [--check-every K] "
-                        "[--allocator NAME|all] [--heap-mib M] [--fit [--fit-from N] [--fit-to N]] [--csv FILE]\n", argv[0]);
+                        "[--allocator NAME|all] [--heap-mib M] [--fit [--fit-known K] [--fit-from N] [--fit-to N]] [--csv FILE]\n", argv[0]);
         return 2;
     }
     char name[256];
@@ -349,7 +347,7 @@ int main(int argc, char **argv)
         if (w.fixed) { /* the largest torus whose game fits the heap as it is */
             uint32_t fits;
             w.allocator = order[i];
-            int sound = largest_fit(attempt, &w, a, fit_from, fit_to, &fits);
+            int sound = largest_fit(attempt, &w, a, fit, &fits);
             printf("%-12s %u MiB heap, %u generations: the largest torus that fits is %ux%u%s\n", a, w.heap_mib,
                    w.generations, fits, fits, sound ? "" : " (a larger one FAILED for another reason)");
             ok = ok && sound && fits > 0;
