@@ -48,6 +48,9 @@ plot for [a in rows] throughput every ::1 using (strcol(1) eq a && $2 == 1048576
 # The default allocator beside Gallatin (bench/peers/gallatin-bench, same shapes, same
 # columns) and the bump ceiling where the run has AtomicMalloc's rows, at every work-item
 # count: one panel per count; malloc (column 8) and free (column 9) rates, one image each.
+# The two allocators' series, a macro so that the ceiling is one series more (macros in a
+# block expand when the block is read: it is defined before).
+pair = 'throughput every ::1 using (strcol(1) eq "TierAlloc+warp" && $2 == n+0 && $3 > 0 ? $3 : 1/0):col with linespoints title "TierAlloc+warp", gallatin every ::1 using (strcol(1) eq "Gallatin" && $2 == n+0 && $3 > 0 ? $3 : 1/0):col with linespoints title "Gallatin"'
 gallatin = dir."/throughput-gallatin.csv"
 if (system("test -f ".gallatin." && echo yes") eq "yes") {
     ceiling = system("grep -q '^AtomicMalloc,' ".throughput." && echo yes") eq "yes"
@@ -60,12 +63,10 @@ if (system("test -f ".gallatin." && echo yes") eq "yes") {
         do for [n in "4096 16384 65536 262144 1048576"] {
             set title "work-items ".n
             if (ceiling && what eq "malloc") {
-                plot throughput every ::1 using (strcol(1) eq "TierAlloc+warp" && $2 == n+0 && $3 > 0 ? $3 : 1/0):col with linespoints title "TierAlloc+warp", \
-                     gallatin every ::1 using (strcol(1) eq "Gallatin" && $2 == n+0 && $3 > 0 ? $3 : 1/0):col with linespoints title "Gallatin", \
+                plot @pair, \
                      throughput every ::1 using (strcol(1) eq "AtomicMalloc" && $2 == n+0 && $3 > 0 ? $3 : 1/0):col with lines dashtype 2 title "bump ceiling"
             } else {
-                plot throughput every ::1 using (strcol(1) eq "TierAlloc+warp" && $2 == n+0 && $3 > 0 ? $3 : 1/0):col with linespoints title "TierAlloc+warp", \
-                     gallatin every ::1 using (strcol(1) eq "Gallatin" && $2 == n+0 && $3 > 0 ? $3 : 1/0):col with linespoints title "Gallatin"
+                plot @pair
             }
         }
         unset multiplot
