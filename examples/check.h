@@ -142,10 +142,11 @@ static inline int arg_flag(int argc, char **argv, const char *name)
 static inline int fit_range_args(int argc, char **argv, uint32_t largest, fit_range *range)
 {
     long known = arg_int(argc, argv, "--fit-known", 0), last = arg_int(argc, argv, "--fit-to", (int)largest);
-    long first = arg_int(argc, argv, "--fit-from", 0);
+    const char *from = arg_str(argc, argv, "--fit-from", NULL);
+    long first = from ? atoi(from) : 0;
     if (!first)
         first = known ? 2 * known : 64;
-    if (!arg_str(argc, argv, "--fit-from", NULL) && first > last)
+    if (!from && first > last)
         first = last;
     if (known < 0 || first < 8 || first > last || last > (long)largest || known >= first)
         return 0;
