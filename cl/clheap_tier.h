@@ -16,8 +16,8 @@
  * (HINTS(c) slots per class: fewer, or none, where the pool cannot afford a run per
  * slot; a request's slot is its work-group's, see clheap_tier_hint_slot) naming a run
  * of RUN(c) consecutive blocks opened together (one page-tier take of up to 1024
- * frames, 16 segments: 65,536 slots of 16 B, 256 of 4 KiB) and how many of its slots it
- * has handed out.
+ * frames, 16 segments: 65,536 slots of 16 B, 256 of 4 KiB; 2048 frames in pools of 2 GiB
+ * or more, see host/heap_layout.c) and how many of its slots it has handed out.
  * A request (on NVIDIA a whole warp's worth of one class, through inline PTX) takes n
  * slots with one atomic add on the hint, no bitmap search and no block header touched.
  * A run's slots are all reserved in its blocks' allocation bitmaps when it opens, so no

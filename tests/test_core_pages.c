@@ -644,6 +644,38 @@ static void growth_keeps_every_allocation(void **state)
     core_heap_destroy(&heap);
 }
 
+/* The runs' plan (host/heap_layout.c, plan_runs): in pools under 2 GiB every class's hints
+ * hold at most 1/128 of the pool in runs of at most 1024 frames; from 2 GiB at most 1/32
+ * in runs of at most 2048, and at 8 GiB on 64 compute units (the H100's hint slots) the
+ * 4 KiB class has 64 slots of runs of 32 blocks (4 GiB: 16). Planned only: no pool is
+ * made. */
+static void large_pools_plan_longer_runs(void **state)
+{
+    (void)state;
+    const uint64_t sizes[] = {32ull << 20, 1ull << 30, (2ull << 30) - (1u << 20), 4ull << 30, 8ull << 30};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        clheap_heap_config config = clheap_heap_config_default();
+        config.allocator = CLHEAP_TIER_ALLOC;
+        config.size_bytes = sizes[i];
+        clheap_layout layout;
+        assert_int_equal(clheap_layout_plan(&config, 64, &layout), CLHEAP_SUCCESS);
+        const uint32_t *h = layout.header;
+        uint64_t frames = h[CLHEAP_HDR_FRAME_COUNT];
+        int large = frames >= (1u << 21);
+        for (uint32_t c = 0; c < h[CLHEAP_HDR_CLASS_COUNT]; c++) {
+            uint64_t run = (uint64_t)h[CLHEAP_HDR_CLASS_RUN + c] * h[CLHEAP_HDR_CLASS_FRAMES + c];
+            assert_true(run <= (large ? 2048u : 1024u) || h[CLHEAP_HDR_CLASS_RUN + c] == 1u);
+            assert_true(h[CLHEAP_HDR_CLASS_HINTS + c] * run <= frames / (large ? 32u : 128u));
+            if (sizes[i] == 8ull << 30 && h[CLHEAP_HDR_CLASS_BYTES + c] == 4096) {
+                assert_int_equal(h[CLHEAP_HDR_CLASS_HINTS + c], 64);
+                assert_int_equal(run, 2048);
+            }
+        }
+        assert_int_equal(large, sizes[i] >= 4ull << 30); /* a 2 GiB heap's pool is just under */
+        clheap_layout_free(&layout);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -658,6 +690,7 @@ int main(void)
         cmocka_unit_test(sizes_between_segments_fill_the_pool),
         cmocka_unit_test(shifted_sizes_take_larger_slots),
         cmocka_unit_test(growth_keeps_every_allocation),
+        cmocka_unit_test(large_pools_plan_longer_runs),
     };
     return cmocka_run_group_tests_name("TierAlloc page tier (C11 core)", tests, NULL, NULL);
 }
