@@ -112,6 +112,8 @@ static void stamp(core_heap *heap, uint32_t unit, uint32_t bytes, uint32_t value
     uint32_t *p = core_heap_pointer(heap, unit);
     for (uint32_t i = 0; i < bytes / 4u; i++)
         p[i] = value;
+    for (uint32_t i = bytes & ~3u; i < bytes; i++)
+        ((unsigned char *)p)[i] = (unsigned char)value;
 }
 
 static int stamped(core_heap *heap, uint32_t unit, uint32_t bytes, uint32_t value)
@@ -119,6 +121,9 @@ static int stamped(core_heap *heap, uint32_t unit, uint32_t bytes, uint32_t valu
     const uint32_t *p = core_heap_pointer(heap, unit);
     for (uint32_t i = 0; i < bytes / 4u; i++)
         if (p[i] != value)
+            return 0;
+    for (uint32_t i = bytes & ~3u; i < bytes; i++)
+        if (((const unsigned char *)p)[i] != (unsigned char)value)
             return 0;
     return 1;
 }
@@ -360,12 +365,128 @@ static void launches_on_the_lists_lose_nothing(void **state)
     }
 }
 
+/* ---- test_tier's mixed rounds at 75% ------------------------------------------------ */
+
+typedef struct mixed {
+    core_heap *heap;
+    uint32_t count, freeing, free_seed, wrong;
+    uint32_t *sizes, *units;
+} mixed;
+
+static uint32_t hash32(uint32_t x)
+{
+    x ^= x >> 16;
+    x *= 0x7feb352du;
+    x ^= x >> 15;
+    x *= 0x846ca68bu;
+    x ^= x >> 16;
+    return x;
+}
+
+/* One lane of test_tier's launches: requests index, index + lanes, ... (work-group
+ * index / 2); or the frees of the kept half, each after its stamp is verified. */
+static void mixed_lane(lane *l)
+{
+    mixed *m = l->shared;
+    for (uint32_t id = (uint32_t)l->index; id < m->count; id += (uint32_t)schedule.lanes) {
+        if (m->freeing) {
+            if (!m->units[id] || (hash32(id ^ m->free_seed) & 1u) == 0u)
+                continue;
+            m->wrong += !stamped(m->heap, m->units[id], m->sizes[id], id + 1u);
+            core_heap_free_unit(m->heap, m->units[id], 1u);
+            m->units[id] = 0;
+        } else if (!m->units[id] && m->sizes[id]) {
+            m->units[id] = core_heap_malloc(m->heap, m->sizes[id], (uint32_t)l->index / 2u);
+            if (m->units[id])
+                stamp(m->heap, m->units[id], m->sizes[id], id + 1u);
+        }
+    }
+}
+
+/* tests/test_tier.c's mixed_sizes_at_75_percent_never_null (its sizes, its seed, its
+ * frees) on 64 lanes: sizes 16 B - 1 MiB brought to 75% of a 32 MiB heap's pool six
+ * times, half freed between, and not one NULL. Why here too: on the H100 that test got
+ * a NULL in about 1 of 22 runs (run 39: a 1 MiB request found no free piece of 1 MiB
+ * with 7.4 MB free), and one run there says little; here a schedule is the same every
+ * time. Schedules 3 and 101 got that NULL (round 4) before large requests scanned for
+ * the best fit up to CLHEAP_PAGES_REGION_TRIES times; CLHEAP_SCHEDULE_SEEDS=N runs
+ * schedules 1 .. N instead. */
+static void mixed_rounds_at_75_percent_never_null(void **state)
+{
+    (void)state;
+    enum { LANES = 64, ROUNDS = 6, MAX = 1 << 16 };
+    static lane lanes[LANES];
+    static uint32_t sizes[MAX], units[MAX];
+    static const uint64_t regressions[] = {3, 101};
+    const char *env = getenv("CLHEAP_SCHEDULE_SEEDS");
+    uint64_t runs = env ? (uint64_t)atoi(env) : sizeof regressions / sizeof *regressions;
+    for (uint64_t r = 0; r < runs; r++) {
+        uint64_t schedule_seed = env ? r + 1u : regressions[r];
+        core_heap heap;
+        clheap_heap_stats stats;
+        make_heap(&heap, CLHEAP_TIER_ALLOC, 32u << 20, &stats);
+        memset(sizes, 0, sizeof sizes);
+        memset(units, 0, sizeof units);
+        mixed m = {&heap, 0, 0, 0, 0, sizes, units};
+        uint64_t limit = stats.pool_bytes * 3u / 4u, live = 0;
+        unsigned seed = 12345;
+        for (int round = 0; round < ROUNDS; round++) {
+            for (;;) { /* as test_tier: new requests until 75% of the pool is asked for */
+                seed = seed * 1103515245u + 12345u;
+                uint32_t octave = 16u << ((seed >> 8) % 16u), bytes = octave + (seed >> 4) % octave;
+                if (live + bytes > limit || m.count == MAX)
+                    break;
+                sizes[m.count++] = bytes;
+                live += bytes;
+            }
+            for (int i = 0; i < LANES; i++)
+                lanes[i] = (lane){.index = i, .work = mixed_lane, .shared = &m};
+            m.freeing = 0;
+            run_lanes(lanes, LANES, schedule_seed * 1000u + (uint64_t)round);
+            uint32_t nulls = 0;
+            for (uint32_t i = 0; i < m.count; i++)
+                nulls += sizes[i] && !units[i];
+            char who[96];
+            snprintf(who, sizeof who, "schedule %llu, round %d", (unsigned long long)schedule_seed, round);
+            check_heap(&heap, who, &stats);
+            if (nulls)
+                fail_msg("%s: %u NULL with %.1f%% of the pool asked for (largest free piece %llu B)", who, nulls,
+                         100.0 * (double)live / (double)stats.pool_bytes,
+                         (unsigned long long)stats.largest_free_bytes);
+            m.freeing = 1;
+            m.free_seed = 0x9E3779B9u + (uint32_t)round;
+            run_lanes(lanes, LANES, schedule_seed * 1000u + 500u + (uint64_t)round);
+            if (m.wrong)
+                fail_msg("%s: %u allocations overwritten", who, m.wrong);
+            live = 0;
+            for (uint32_t i = 0; i < m.count; i++) {
+                sizes[i] = units[i] ? sizes[i] : 0u; /* freed: not asked for again */
+                live += sizes[i];
+            }
+        }
+        for (uint32_t i = 0; i < m.count; i++)
+            if (units[i]) {
+                if (!stamped(&heap, units[i], sizes[i], i + 1u))
+                    fail_msg("schedule %llu: request %u overwritten", (unsigned long long)schedule_seed, i);
+                core_heap_free_unit(&heap, units[i], 1u);
+            }
+        core_heap_trim(&heap);
+        check_heap(&heap, "all freed", &stats);
+        if (stats.used_bytes)
+            fail_msg("schedule %llu: %llu B still used with everything freed", (unsigned long long)schedule_seed,
+                     (unsigned long long)stats.used_bytes);
+        print_message("schedule %llu: 6 rounds at 75%%, no NULL\n", (unsigned long long)schedule_seed);
+        core_heap_destroy(&heap);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(burst_fills_sizes_between_segments),
         cmocka_unit_test(churn_near_full_keeps_every_heap_sound),
         cmocka_unit_test(launches_on_the_lists_lose_nothing),
+        cmocka_unit_test(mixed_rounds_at_75_percent_never_null),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
