@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "core_heap.h"
+#include "../cl/clheap_bitmap.h" /* clheap_hash32: test_tier's kernels choose what to free with it */
 
 enum { MAX_LANES = 128, MAX_HELD = 4096 };
 
@@ -373,16 +374,6 @@ typedef struct mixed {
     uint32_t *sizes, *units;
 } mixed;
 
-static uint32_t hash32(uint32_t x)
-{
-    x ^= x >> 16;
-    x *= 0x7feb352du;
-    x ^= x >> 15;
-    x *= 0x846ca68bu;
-    x ^= x >> 16;
-    return x;
-}
-
 /* One lane of test_tier's launches: requests index, index + lanes, ... (work-group
  * index / 2); or the frees of the kept half, each after its stamp is verified. */
 static void mixed_lane(lane *l)
@@ -390,7 +381,7 @@ static void mixed_lane(lane *l)
     mixed *m = l->shared;
     for (uint32_t id = (uint32_t)l->index; id < m->count; id += (uint32_t)schedule.lanes) {
         if (m->freeing) {
-            if (!m->units[id] || (hash32(id ^ m->free_seed) & 1u) == 0u)
+            if (!m->units[id] || (clheap_hash32(id ^ m->free_seed) & 1u) == 0u)
                 continue;
             m->wrong += !stamped(m->heap, m->units[id], m->sizes[id], id + 1u);
             core_heap_free_unit(m->heap, m->units[id], 1u);
