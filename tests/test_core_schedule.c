@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "core_heap.h"
+#include "mixed_rounds.h"
 #include "../cl/clheap_bitmap.h" /* clheap_hash32: test_tier's kernels choose what to free with it */
 
 enum { MAX_LANES = 128, MAX_HELD = 4096 };
@@ -405,7 +406,7 @@ static void mixed_lane(lane *l)
 static void mixed_rounds_at_75_percent_never_null(void **state)
 {
     (void)state;
-    enum { LANES = 64, ROUNDS = 6, MAX = 1 << 16 };
+    enum { LANES = 64, MAX = 1 << 16 };
     static lane lanes[LANES];
     static uint32_t sizes[MAX], units[MAX];
     static const uint64_t regressions[] = {3, 101};
@@ -420,11 +421,10 @@ static void mixed_rounds_at_75_percent_never_null(void **state)
         memset(units, 0, sizeof units);
         mixed m = {&heap, 0, 0, 0, 0, sizes, units};
         uint64_t limit = stats.pool_bytes * 3u / 4u, live = 0;
-        unsigned seed = 12345;
-        for (int round = 0; round < ROUNDS; round++) {
+        unsigned seed = MIXED_FIRST_SEED;
+        for (int round = 0; round < MIXED_ROUNDS; round++) {
             for (;;) { /* as test_tier: new requests until 75% of the pool is asked for */
-                seed = seed * 1103515245u + 12345u;
-                uint32_t octave = 16u << ((seed >> 8) % 16u), bytes = octave + (seed >> 4) % octave;
+                uint32_t bytes = mixed_round_size(&seed);
                 if (live + bytes > limit || m.count == MAX)
                     break;
                 sizes[m.count++] = bytes;
@@ -445,7 +445,7 @@ static void mixed_rounds_at_75_percent_never_null(void **state)
                          100.0 * (double)live / (double)stats.pool_bytes,
                          (unsigned long long)stats.largest_free_bytes);
             m.freeing = 1;
-            m.free_seed = 0x9E3779B9u + (uint32_t)round;
+            m.free_seed = mixed_round_free_seed(round);
             run_lanes(lanes, LANES, schedule_seed * 1000u + 500u + (uint64_t)round);
             if (m.wrong)
                 fail_msg("%s: %u allocations overwritten", who, m.wrong);
@@ -466,7 +466,7 @@ static void mixed_rounds_at_75_percent_never_null(void **state)
         if (stats.used_bytes)
             fail_msg("schedule %llu: %llu B still used with everything freed", (unsigned long long)schedule_seed,
                      (unsigned long long)stats.used_bytes);
-        print_message("schedule %llu: 6 rounds at 75%%, no NULL\n", (unsigned long long)schedule_seed);
+        print_message("schedule %llu: %d rounds at 75%%, no NULL\n", (unsigned long long)schedule_seed, MIXED_ROUNDS);
         core_heap_destroy(&heap);
     }
 }

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "fixture.h"
+#include "mixed_rounds.h"
 
 static const char *kernels =
     "void write_tag(__global uchar *p, ulong bytes, uint tag) {\n"
@@ -369,10 +370,11 @@ static void one_size_at_90_percent_never_null(void **state)
     assert_int_equal(errors_of(t).contended, 0);
 }
 
-/* Sizes 16 B - 1 MiB, log-uniform, up to 75% of the pool live on a fresh heap: not one
- * NULL. Then, ROUNDS times, about half is freed and new requests bring the live bytes
- * back to 75%: not one NULL either, though 1 MiB is a 32nd of this pool (large requests
- * take the best-fitting stretch of free frames, cl/clheap_pages.h). */
+/* Sizes 16 B - 1 MiB, log-uniform (tests/mixed_rounds.h), up to 75% of the pool live on
+ * a fresh heap: not one NULL. Then, MIXED_ROUNDS - 1 times, about half is freed and new
+ * requests bring the live bytes back to 75%: not one NULL either, though 1 MiB is a 32nd
+ * of this pool (large requests take the best-fitting stretch of free frames,
+ * cl/clheap_pages.h). */
 static void mixed_sizes_at_75_percent_never_null(void **state)
 {
     tier_test *t = *state;
@@ -381,14 +383,11 @@ static void mixed_sizes_at_75_percent_never_null(void **state)
     batch b = make_batch(t, MAX);
     uint64_t live = 0;
     uint32_t n = 0;
-    unsigned seed = 12345;
-    enum { ROUNDS = 6 };
-    for (int round = 0; round < ROUNDS; round++) {
+    unsigned seed = MIXED_FIRST_SEED;
+    for (int round = 0; round < MIXED_ROUNDS; round++) {
         /* New requests after the last live one, until 75% of the pool is asked for. */
         for (;;) {
-            seed = seed * 1103515245u + 12345u;
-            uint32_t octave = 16u << ((seed >> 8) % 16u); /* 16 B .. 512 KiB, then up to 2x */
-            uint32_t bytes = octave + (seed >> 4) % octave;
+            uint32_t bytes = mixed_round_size(&seed);
             if (live + bytes > limit || n == MAX)
                 break;
             b.sizes[n++] = bytes;
@@ -404,7 +403,7 @@ static void mixed_sizes_at_75_percent_never_null(void **state)
         print_message("TierAlloc: mixed round %d: %u requests, %.1f%% of the pool live, %u NULL\n", round, n,
                       100.0 * (double)live / (double)s.pool_bytes, nulls);
         assert_int_equal(nulls, 0);
-        free_batch(t, &b, 0x9E3779B9u + (uint32_t)round);
+        free_batch(t, &b, mixed_round_free_seed(round));
         live = 0;
         for (uint32_t i = 0; i < n; i++) {
             b.sizes[i] = b.units[i] ? b.sizes[i] : 0; /* freed: not asked for again */
