@@ -93,7 +93,8 @@ static const char *kernels =
     "    units[id] = 0u;\n"
     "}\n";
 
-enum { LOCAL = 256, NULL_BINS = 33 /* by power of two of the size, then the KiB asked */ };
+/* null_sizes: NULLs by power of two of the size, then (NULL_KIB, the kernel's 32) the KiB they asked for. */
+enum { LOCAL = 256, NULL_KIB = 32, NULL_BINS = NULL_KIB + 1 };
 
 static clheap_allocator current_allocator = CLHEAP_TIER_ALLOC;
 
@@ -329,10 +330,10 @@ static void random_mallocs_and_frees_keep_every_word(void **state)
                                              null_sizes, 0, NULL, NULL),
                          CL_SUCCESS);
         uint32_t nulls_now = 0;
-        for (int b = 0; b < 32; b++)
+        for (int b = 0; b < NULL_KIB; b++)
             nulls_now += null_sizes[b];
         /* A round that got a NULL had asked for at most this: the peak and the NULLs' sizes. */
-        uint64_t asked = peak + ((uint64_t)(null_sizes[32] - null_kib_seen) << 10);
+        uint64_t asked = peak + ((uint64_t)(null_sizes[NULL_KIB] - null_kib_seen) << 10);
         if (nulls_now > nulls_seen && asked <= promised)
             promise_broken++;
         if (nulls_now > nulls_seen && rounds_reported++ < 8)
@@ -340,7 +341,7 @@ static void random_mallocs_and_frees_keep_every_word(void **state)
                           nulls_now - nulls_seen, 100.0 * (double)peak / (double)pool,
                           100.0 * (double)asked / (double)pool);
         nulls_seen = nulls_now;
-        null_kib_seen = null_sizes[32];
+        null_kib_seen = null_sizes[NULL_KIB];
         live = live_now;
         live_bytes = bytes_now;
         if (round % check_every == 0) {
@@ -381,7 +382,7 @@ static void random_mallocs_and_frees_keep_every_word(void **state)
                   (unsigned long long)nulls, e.out_of_memory, e.contended, (unsigned long long)bad_words,
                   100.0 * (double)most_live / (double)pool, (unsigned long long)promise_broken,
                   100.0 * (double)promised / (double)pool);
-    for (int b = 0; b < 32; b++)
+    for (int b = 0; b < NULL_KIB; b++)
         if (null_sizes[b])
             print_message("  NULL for %u B - %u B: %u\n", 1u << b, (2u << b) - 1u, null_sizes[b]);
     assert_int_equal(bad_words, 0);
