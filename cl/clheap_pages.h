@@ -142,9 +142,9 @@
  * below the high frontier lands in the middle of a free stretch, the runs nearest the
  * end cut up the stretch there, and a later 1 MiB request finds no piece. With 2 scans
  * a third of test_tier's large requests took those ways, and its mixed rounds at 75%
- * got a NULL in about 1 of 22 H100 runs (run 39) and in 8 of 600 replays on the
- * scheduled C11 core (64 lanes; 300 size seeds, 300 schedules of the test's); with 16,
- * in none of the 600. A scan is (segments / 64) loads: at most 64 here. */
+ * got a NULL in 5 of 48 H100 runs and in 8 of 600 replays on the scheduled C11 core (64
+ * lanes; 300 size seeds, 300 schedules of the test's); with 16, in none of 48 (H100 run
+ * 40) nor of the 600. A scan is (segments / 64) loads: at most 64 here. */
 #define CLHEAP_PAGES_REGION_TRIES 16
 #endif
 
