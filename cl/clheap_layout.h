@@ -94,7 +94,7 @@
 /* TierAlloc: after the hints, CLHEAP_PAGES_SPAN_SLOTS 64-bit words, the page tier's low
  * spans (cl/clheap_pages.h): high word (first segment + 1) << 6 | (segments - 1), 0 =
  * none; low word the frames handed out. */
-#define CLHEAP_PAGES_SPAN_SLOTS 64u
+#define CLHEAP_PAGES_SPAN_SLOTS 8u
 
 /* Block header, one per frame (2 units, fixed offsets, the same in every block so a
  * stale reference always finds a header where it looks):

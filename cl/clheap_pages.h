@@ -48,9 +48,9 @@
  *             pointer.
  *   low spans  up to CLHEAP_PAGES_SPAN_SLOTS of them (1 per CLHEAP_PAGES_SPAN_SHARE
  *             segments); a request uses its work-group's. A span is K whole segments
- *             taken together from W (together about 1/CLHEAP_PAGES_SPAN_HOLD of the
- *             pool, K at most CLHEAP_PAGES_SPAN_MAX; one where K are not free in a row),
- *             handed out through one 64-bit word after the run hints (cl/clheap_layout.h): high
+ *             taken together from W (K = segments / CLHEAP_PAGES_LOW_SPAN_SHARE, 1 -
+ *             CLHEAP_PAGES_LOW_SPAN_MAX; one where K are not free in a row), handed out
+ *             through one 64-bit word after the run hints (cl/clheap_layout.h): high
  *             half (first segment + 1) << 6 | (K - 1), 0 = none (a span of length 0);
  *             low half o, the frames handed out. An add of m on the word is the take of
  *             [first + o, first + o + m) if that ends inside the span: no claim, the
@@ -60,9 +60,8 @@
  *             opens the next span with an exchange: the K segments right after this
  *             one if they are whole in W (the closer's range goes on across the seam,
  *             and the new span's o is where it ends), else, giving back [o, K * 64), K
- *             or 1 segments from W's low end (a tight fit, as in F), the closer's m
- *             frames their first; if W has none, it installs none. Adds past the end
- *             take nothing; a request
+ *             or 1 segments from W's low end, the closer's m frames their first; if W
+ *             has none, it installs none. Adds past the end take nothing; a request
  *             that finds the word past its end does not add. Whoever exchanges a word
  *             also gives back the frames [o', K' * 64) that the span it displaced had
  *             not handed out (a span is displaced before its end only by
@@ -391,23 +390,17 @@ static CLHEAP_INLINE clheap_u64 clheap_pages_beyond(clheap_u32 b, int high)
  * end (high = 1), in address order from there, starting at one of the `width` nearest
  * the end chosen by seed (1: the nearest), or at container `from` unless it is FAIL
  * (then width must be 1). In a container the fit is chosen by seed
- * (pick = CLHEAP_PAGES_PICK_SPREAD) or nearest the end; aligned fits first, then any
- * fit, except in F and for CLHEAP_PAGES_PICK_TIGHT: tight fits (clheap_pages_tight_fits),
- * nearest the end. Returns the first bit's position, or FAIL with *stop the last
- * container it looked at.
+ * (spread = 1) or nearest the end. Aligned fits first, then any fit. Returns the first
+ * bit's position, or FAIL with *stop the last container it looked at.
  * Why width: a launch's openers all take whole segments at once (65536 block openings
  * at 2^20 x 4 KiB), and on one container's 64 bits they queue (H100: 2^16 x 64 KiB took
  * 5.9 ms, 2.4x the buddy tier's time, which spread its splits over whole segments). */
-#define CLHEAP_PAGES_PICK_NEAREST 0
-#define CLHEAP_PAGES_PICK_SPREAD 1
-#define CLHEAP_PAGES_PICK_TIGHT 2
 static CLHEAP_INLINE clheap_u32 clheap_pages_take_fit(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc, clheap_u32 m,
-                                                      int high, int pick, clheap_u32 seed, clheap_u32 look,
+                                                      int high, int spread, clheap_u32 seed, clheap_u32 look,
                                                       clheap_u32 width, clheap_u32 *stop, clheap_u32 from)
 {
     *stop = 0u;
-    int tight = desc == (clheap_u32)CLHEAP_BM_FREE || pick == CLHEAP_PAGES_PICK_TIGHT;
-    int spread = pick == CLHEAP_PAGES_PICK_SPREAD;
+    int free_frames = desc == (clheap_u32)CLHEAP_BM_FREE;
     clheap_u32 p = clheap_pages_align_for(m), levels = h[desc + CLHEAP_BM_LEVELS];
     clheap_u32 containers = (h[desc + CLHEAP_BM_BITS] + 63u) / 64u;
     clheap_u64 v = 0;
@@ -437,7 +430,7 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_fit(CLHEAP_GLOBAL clheap_u32 *
     for (clheap_u32 seen = 0;;) {
         *stop = c;
         for (int tries = 0; tries < 4 && v; tries++) {
-            clheap_u64 fits = tight ? clheap_pages_tight_fits(v, m) : clheap_pages_fits(v, m, p);
+            clheap_u64 fits = free_frames ? clheap_pages_tight_fits(v, m) : clheap_pages_fits(v, m, p);
             if (!fits)
                 fits = clheap_pages_fits(v, m, 1u);
             if (!fits)
@@ -471,14 +464,15 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_fit(CLHEAP_GLOBAL clheap_u32 *
     }
 }
 
+#ifndef CLHEAP_PAGES_LOW_SPAN_SHARE
+#define CLHEAP_PAGES_LOW_SPAN_SHARE 256 /* a low span: 1 segment per this many of the pool... */
+#endif
+#ifndef CLHEAP_PAGES_LOW_SPAN_MAX
+#define CLHEAP_PAGES_LOW_SPAN_MAX 16u /* ...at most this many (1 - 64) */
+#endif
+
 #ifndef CLHEAP_PAGES_SPAN_SHARE
-#define CLHEAP_PAGES_SPAN_SHARE 128 /* low spans: 1 per this many segments, 1 - CLHEAP_PAGES_SPAN_SLOTS... */
-#endif
-#ifndef CLHEAP_PAGES_SPAN_HOLD
-#define CLHEAP_PAGES_SPAN_HOLD 32 /* ...together about 1/this of the pool... */
-#endif
-#ifndef CLHEAP_PAGES_SPAN_MAX
-#define CLHEAP_PAGES_SPAN_MAX 16u /* ...at most this many segments each (1 - 64) */
+#define CLHEAP_PAGES_SPAN_SHARE 128 /* low spans: 1 per this many segments, 1 - CLHEAP_PAGES_SPAN_SLOTS */
 #endif
 
 /* Low spans in use: fewer in small pools, where each holds a larger share. */
@@ -486,13 +480,6 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_spans(CLHEAP_GLOBAL clheap_u32 *h)
 {
     clheap_u32 n = h[clheap_pages_segments_desc(h) + CLHEAP_BM_BITS] / CLHEAP_PAGES_SPAN_SHARE;
     return n < 1u ? 1u : n > CLHEAP_PAGES_SPAN_SLOTS ? CLHEAP_PAGES_SPAN_SLOTS : n;
-}
-
-/* Segments a span opens with (fewer where they are not free in a row). */
-static CLHEAP_INLINE clheap_u32 clheap_pages_span_segments(CLHEAP_GLOBAL clheap_u32 *h)
-{
-    clheap_u32 k = h[clheap_pages_segments_desc(h) + CLHEAP_BM_BITS] / (clheap_pages_spans(h) * CLHEAP_PAGES_SPAN_HOLD);
-    return k < 1u ? 1u : k > CLHEAP_PAGES_SPAN_MAX ? CLHEAP_PAGES_SPAN_MAX : k;
 }
 
 static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u64 *clheap_pages_low_span(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 i)
@@ -548,7 +535,8 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_open_low_span(CLHEAP_GLOBAL clheap_
                                                            clheap_u64 old, clheap_u32 o, clheap_u32 m, clheap_u32 seed)
 {
     clheap_u32 wdesc = clheap_pages_segments_desc(h), segments = h[wdesc + CLHEAP_BM_BITS];
-    clheap_u32 want = clheap_pages_span_segments(h), held = clheap_pages_span_frames(old);
+    clheap_u32 want = segments / CLHEAP_PAGES_LOW_SPAN_SHARE, held = clheap_pages_span_frames(old);
+    want = want < 1u ? 1u : want > CLHEAP_PAGES_LOW_SPAN_MAX ? CLHEAP_PAGES_LOW_SPAN_MAX : want;
     clheap_u32 next = held ? (clheap_pages_span_first(old) + held) / CLHEAP_PAGES_SEGMENT : segments;
     clheap_u32 k = next < segments ? (want < segments - next ? want : segments - next) : 0u;
     if (k && !clheap_pages_claim_run(h, wdesc, next, k))
@@ -558,11 +546,9 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_open_low_span(CLHEAP_GLOBAL clheap_
         clheap_pages_span_give_back(h, old, o);
         clheap_u32 stop;
         k = want;
-        seg = clheap_pages_take_fit(h, wdesc, k, 0, CLHEAP_PAGES_PICK_TIGHT, seed, CLHEAP_PAGES_NEAR, 1u, &stop,
-                                    CLHEAP_BM_FAIL);
+        seg = clheap_pages_take_fit(h, wdesc, k, 0, 0, seed, CLHEAP_PAGES_NEAR, 1u, &stop, CLHEAP_BM_FAIL);
         if (seg == CLHEAP_BM_FAIL && k > 1u)
-            seg = clheap_pages_take_fit(h, wdesc, k = 1u, 0, CLHEAP_PAGES_PICK_TIGHT, seed, CLHEAP_PAGES_NEAR, 1u, &stop,
-                                        CLHEAP_BM_FAIL);
+            seg = clheap_pages_take_fit(h, wdesc, k = 1u, 0, 0, seed, CLHEAP_PAGES_NEAR, 1u, &stop, CLHEAP_BM_FAIL);
         if (seg == CLHEAP_BM_FAIL) {
             clheap_pages_span_install(h, word, 0);
             return seg;

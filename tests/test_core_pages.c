@@ -286,9 +286,8 @@ static void large_requests_take_the_best_region(void **state)
 }
 
 /* In a large pool, where large requests take whole segments first, the last free
- * stretch is 6 segments less the 20 frames of a piece at its start: a request for
- * exactly that takes it (the frames beside a run, cl/clheap_pages.h, once the piece's
- * low span has given back what it held), filling the pool. */
+ * stretch is 5 whole segments and 44 frames of a broken one beside them: a request for
+ * exactly that takes it (the frames beside a run, cl/clheap_pages.h), filling the pool. */
 static void large_request_takes_the_frames_beside_a_run(void **state)
 {
     (void)state;
@@ -299,11 +298,11 @@ static void large_request_takes_the_frames_beside_a_run(void **state)
     size_t frame = fresh.frame_bytes;
     uint32_t most = core_heap_malloc(&heap, (size_t)(frames - 6 * S) * frame, 0);
     assert_int_not_equal(most, 0);
-    uint32_t piece = core_heap_malloc(&heap, 20 * frame, 1); /* opens a low span on the 6 segments left */
+    uint32_t piece = core_heap_malloc(&heap, 20 * frame, 1); /* breaks one of the 6 segments left */
     assert_int_not_equal(piece, 0);
     assert_walks(&heap, &s);
+    assert_int_equal(s.free_segments, 5);
     assert_int_equal(s.free_bytes, (uint64_t)(6 * S - 20) * frame);
-    assert_int_equal(s.largest_free_bytes, s.free_bytes); /* whole segments, and the span's frames beside them */
     live rest = {core_heap_malloc(&heap, (6 * S - 20) * frame, 2), (6 * S - 20) * (uint32_t)frame};
     assert_int_not_equal(rest.unit, 0);
     assert_int_equal(frame_of(&heap, rest.unit), frame_of(&heap, piece) + 20);
