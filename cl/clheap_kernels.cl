@@ -81,17 +81,13 @@ __kernel void clheap_init_bitmaps(__global clheap_heap *heap, uint bitmap_count,
 
 #if CLHEAP_ALLOCATOR == CLHEAP_KIND_TIER
 /* TierAlloc: one work-item per run hint ends its run and frees the slots it had not
- * handed out (before parallel_do, whose snapshot must see only real objects), and the
- * one after them ends the page tier's low span (before a growth, whose new header
- * starts with none). */
+ * handed out (before parallel_do, whose snapshot must see only real objects). */
 __kernel void clheap_close_runs(__global clheap_heap *heap)
 {
     __global uint *h = clheap_words(heap);
-    uint i = (uint)get_global_id(0), slots = h[CLHEAP_HDR_HINT_SLOTS], hints = h[CLHEAP_HDR_CLASS_COUNT] * slots;
-    if (i < hints && i % slots < h[CLHEAP_HDR_CLASS_HINTS + i / slots])
+    uint i = (uint)get_global_id(0), slots = h[CLHEAP_HDR_HINT_SLOTS];
+    if (i < h[CLHEAP_HDR_CLASS_COUNT] * slots && i % slots < h[CLHEAP_HDR_CLASS_HINTS + i / slots])
         clheap_tier_close_hint(h, i / slots, i % slots);
-    if (i == hints)
-        clheap_pages_close_low_span(h);
 }
 #endif
 

@@ -13,7 +13,7 @@
 
 #define CLHEAP_UNIT 16u
 #define CLHEAP_MAGIC 0x50484c43u /* "CLHP" */
-#define CLHEAP_LAYOUT_VERSION 10u
+#define CLHEAP_LAYOUT_VERSION 9u
 
 /* Allocator kinds (CLHEAP_KIND_*) and the device's error counter words (CLHEAP_HDR_ERR_*):
  * generated, with the C API's names for them, from cmake/vocabulary.cmake. */
@@ -56,7 +56,9 @@
 #define CLHEAP_HDR_BITMAP_FIRST 15  /* unit where the bitmap region starts */
 #define CLHEAP_HDR_SEGMENT_ORDER 9  /* TierAlloc: a segment is 2^S = 64 frames (cl/clheap_pages.h) */
 #define CLHEAP_HDR_HINT_SLOTS 26    /* TierAlloc: block hints per class (cl/clheap_tier.h) */
+#define CLHEAP_HDR_PAGES_SPLITTING 27 /* TierAlloc: whole segments being broken now (0 between kernels) */
 #define CLHEAP_HDR_TIER_TYPED 28    /* TierAlloc: 1: objects only in their own class's blocks (cl/clheap_tier.h) */
+#define CLHEAP_HDR_PAGES_LOW_FRONTIER 29  /* TierAlloc: where the next large request under a segment begins (a hint) */
 #define CLHEAP_HDR_PAGES_HIGH_FRONTIER 30 /* TierAlloc: where the next one over a segment ends (a hint) */
 /* Size classes (blocks): class c's slot bytes, frames per block, slots per block and
  * (TierAlloc) blocks per run, the unit its per-work-group-slot hints bump through. */
@@ -91,10 +93,6 @@
 /* TierAlloc: per class, CLHEAP_HDR_HINT_SLOTS 64-bit run hints (cl/clheap_tier.h):
  * high word the run's first frame + 1 (0: none), low word the slots handed out. */
 #define CLHEAP_HDR_HINT_FIRST ((CLHEAP_HDR_BITMAP_WORDS + 3) & ~3)
-/* TierAlloc: after the hints, CLHEAP_PAGES_SPAN_SLOTS 64-bit words, the page tier's low
- * spans (cl/clheap_pages.h): high word (first segment + 1) << 6 | (segments - 1), 0 =
- * none; low word the frames handed out. */
-#define CLHEAP_PAGES_SPAN_SLOTS 8u
 
 /* Block header, one per frame (2 units, fixed offsets, the same in every block so a
  * stale reference always finds a header where it looks):

@@ -18,65 +18,35 @@
  *
  * Invariants when no kernel runs (clheap_heap_check verifies them):
  *   P1  every frame is in exactly one of: a whole free segment (W), a free frame of a
- *       broken segment (F), the low spans' frames not handed out (P4), a block, a
- *       large allocation; a set W bit's F container is 0;
+ *       broken segment (F), a block, a large allocation; a set W bit's F container is 0;
  *   P2  no container of F is all ones (a whole free segment is in W), except after a
  *       release that completed it lost its CAS to a taker that then gave bits back
  *       (bounded; the check counts them in stale_hints, clheap_heap_repair moves them);
  *   P3  the bitmaps' upper levels are hints as in cl/clheap_bitmap.h;
- *   P4  each low span (below) is none (o = 0), or K segments inside the pool of which
- *       the first o frames were handed out (o <= K * 64) and the rest are in neither
- *       bitmap: P1's fifth place, free but held by the span.
- * The high frontier (CLHEAP_HDR_PAGES_HIGH_FRONTIER) is a hint: any value is valid, and
- * no frame outside the pool is taken. The host starts it at the pool's high end
- * (host/heap_layout.c).
+ *   P4  no break is counted as under way (CLHEAP_HDR_PAGES_SPLITTING is 0).
+ * The frontiers (CLHEAP_HDR_PAGES_LOW_FRONTIER, _HIGH_FRONTIER) are hints: any value is
+ * valid, and no frame outside the pool is taken. The host starts them at the pool's two
+ * ends (host/heap_layout.c).
  *
  * Operations (no step waits for another work-item; every loop is bounded):
  *   take(m), m < 64   a fit of m ones in a container of F near the pool's low end, one
  *             that fills a free stretch exactly or else lies against a frame in use
  *             (one AND takes it; an AND that finds some bits gone gives back the
- *             others); else the next m frames of a low span (below); if its span has
- *             none for it now, it looks in F again, up to CLHEAP_PAGES_PASSES times,
- *             and in the last pass breaks a whole segment: clears its W bit, keeps its
- *             first m frames, ORs the other 64 - m into F. Linearisation point: the
- *             AND, or the span's add.
- *             Why spans: requests that broke a segment each left 64 mod m frames in it,
- *             which no other of their size fits, and their looks from the low end met
- *             those first: one size of 17 - 63 frames, one request at a time, filled
- *             40 - 88% of a 64 MiB pool before its first NULL (33 frames: 52% of any
- *             pool). From a span, consecutive requests lie end to end, as from a bump
- *             pointer.
- *   low spans  up to CLHEAP_PAGES_SPAN_SLOTS of them (1 per CLHEAP_PAGES_SPAN_SHARE
- *             segments); a request uses its work-group's. A span is K whole segments
- *             taken together from W (K = segments / CLHEAP_PAGES_LOW_SPAN_SHARE, 1 -
- *             CLHEAP_PAGES_LOW_SPAN_MAX; one where K are not free in a row), handed out
- *             through one 64-bit word after the run hints (cl/clheap_layout.h): high
- *             half (first segment + 1) << 6 | (K - 1), 0 = none (a span of length 0);
- *             low half o, the frames handed out. An add of m on the word is the take of
- *             [first + o, first + o + m) if that ends inside the span: no claim, the
- *             span's frames are in neither bitmap. Linearisation point: the add.
- *             The add whose range holds the span's end (o <= K * 64 < o + m; exactly one
- *             add has it, and of a span of length 0 its first) is the span's closer. It
- *             opens the next span with an exchange: the K segments right after this
- *             one if they are whole in W (the closer's range goes on across the seam,
- *             and the new span's o is where it ends), else, giving back [o, K * 64), K
- *             or 1 segments from W's low end, the closer's m frames their first; if W
- *             has none, it installs none. Adds past the end take nothing; a request
- *             that finds the word past its end does not add. Whoever exchanges a word
- *             also gives back the frames [o', K' * 64) that the span it displaced had
- *             not handed out (a span is displaced before its end only by
- *             clheap_pages_close_low_span, which a take about to fail and
- *             clheap_heap_trim call, or by a second opener after that): every frame of
- *             a span is handed out by one add or given back once.
- *             Why not the shared frame counter the spans replace (an add of m, then a
- *             claim of those frames in W or F): in a GPU burst most of those claims met
- *             a segment another request had taken from W and not yet put into F,
- *             failed, and moved the counter on by m; 32,768 work-items on a fresh 256
- *             MiB pool (H100 run 41) left it at 94% of the pool, every segment broken,
- *             and large requests got NULLs with 63% of the pool free. Why several: the
- *             requests that find their span used up while its closer opens the next
- *             one end up breaking segments (one span, scheduled C11 core, 8,192 lanes,
- *             test_stress's first round: 33 NULL; eight: none).
+ *             others); else break a whole segment: clear its W bit, keep its first m
+ *             frames, OR the other 64 - m into F. Linearisation point: the AND.
+ *             A large request (not the small tier's) of m < 64 frames first tries
+ *             the low frontier (up to CLHEAP_PAGES_FRONTIER_TRIES times): an add on
+ *             CLHEAP_HDR_PAGES_LOW_FRONTIER hands it frames
+ *             [f, f + m), which may cross into the next segment; it takes them from F or,
+ *             where a segment is whole, from W (the rest of that segment into F). A
+ *             break sets the frontier after the frames it keeps. Linearisation point:
+ *             the last AND. Why: these requests broke a segment each and left
+ *             64 mod m frames in it, which no other of them fits, and their looks
+ *             from the low end met those first: one size of 17 - 63 frames, one
+ *             request at a time, filled 40 - 88% of a 64 MiB pool before its first
+ *             NULL (33 frames: 52% of any pool). Consecutive requests now lie end to
+ *             end, as from a bump pointer. (A GPU burst's concurrent takes still race
+ *             for the segments their ranges share: H100 run 26.)
  *   take(64)  clear a W bit near the low end.
  *   take(m), m > 64   n = ceil(m / 64) segments: an aligned run of n W bits inside one
  *             container near the high end (the low end for the small tier's runs; one
@@ -112,23 +82,26 @@
  * clheap_fence_release before the releasing OR pairs with the taker's
  * clheap_fence_acquire after its AND (cl/clheap_tier.h does both). A segment moved to
  * W passes through the mover's CAS (which reads every owner's OR) and a full fence
- * before its OR into W. A span's opener acquires after its ANDs on W and releases
- * before its exchange, which the takers' adds read (the adds between are
- * read-modify-writes, so they continue its release sequence); a closer or an exchanger that
- * gives frames back acquires and releases before its ORs. */
+ * before its OR into W. */
 #ifndef CLHEAP_PAGES_H
 #define CLHEAP_PAGES_H
 
 #include "clheap_bitmap.h"
 
 #ifndef CLHEAP_PAGES_PASSES
-#define CLHEAP_PAGES_PASSES 6 /* rounds of looks: spans being opened, frames given back */
+#define CLHEAP_PAGES_PASSES 6 /* rounds of looks: frames that breakers give back are found */
 #endif
 #ifndef CLHEAP_PAGES_NEAR
 #define CLHEAP_PAGES_NEAR 16 /* containers a take looks at from its end, per round */
 #endif
 #ifndef CLHEAP_PAGES_SWEEP
 #define CLHEAP_PAGES_SWEEP 256 /* containers the last round looks at */
+#endif
+#ifndef CLHEAP_PAGES_BREAKERS
+#define CLHEAP_PAGES_BREAKERS 4 /* whole segments broken at once before the next are deferred... */
+#endif
+#ifndef CLHEAP_PAGES_BREAK_SHARE
+#define CLHEAP_PAGES_BREAK_SHARE 32 /* ...or 1/32 of the segments, if more */
 #endif
 #ifndef CLHEAP_PAGES_BY_ENDS
 /* 1: pieces of up to a segment from the pool's low end, larger ones from its high end;
@@ -357,16 +330,25 @@ static CLHEAP_INLINE int clheap_pages_claim_frames(CLHEAP_GLOBAL clheap_u32 *h, 
     return 1;
 }
 
-/* m frames before the high frontier (see take(m) above), up to
- * CLHEAP_PAGES_FRONTIER_TRIES ranges. FAIL if none was free and in the pool. */
-static CLHEAP_INLINE clheap_u32 clheap_pages_take_frontier(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 m)
+/* m frames at a frontier (see take(m) above): after the low one (m < 64), or before the
+ * high one, up to CLHEAP_PAGES_FRONTIER_TRIES ranges. FAIL if none was free and in the
+ * pool. */
+static CLHEAP_INLINE clheap_u32 clheap_pages_take_frontier(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 m, int high)
 {
     clheap_u32 frames = h[CLHEAP_HDR_FRAME_COUNT];
     CLHEAP_NO_UNROLL
     for (clheap_u32 t = 0; t < CLHEAP_PAGES_FRONTIER_TRIES; t++) {
-        clheap_u32 end = clheap_add32(h + CLHEAP_HDR_PAGES_HIGH_FRONTIER, 0u - m), first = end - m;
-        if (end > frames || end < m)
-            continue;
+        clheap_u32 first;
+        if (high) {
+            clheap_u32 end = clheap_add32(h + CLHEAP_HDR_PAGES_HIGH_FRONTIER, 0u - m);
+            first = end - m;
+            if (end > frames || end < m)
+                continue;
+        } else {
+            first = clheap_add32(h + CLHEAP_HDR_PAGES_LOW_FRONTIER, m);
+            if (first >= frames || m > frames - first)
+                continue;
+        }
         if (clheap_pages_claim_frames(h, first, m))
             return first;
     }
@@ -464,163 +446,64 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_fit(CLHEAP_GLOBAL clheap_u32 *
     }
 }
 
-#ifndef CLHEAP_PAGES_LOW_SPAN_SHARE
-#define CLHEAP_PAGES_LOW_SPAN_SHARE 256 /* a low span: 1 segment per this many of the pool... */
-#endif
-#ifndef CLHEAP_PAGES_LOW_SPAN_MAX
-#define CLHEAP_PAGES_LOW_SPAN_MAX 16u /* ...at most this many (1 - 64) */
-#endif
-
-#ifndef CLHEAP_PAGES_SPAN_SHARE
-#define CLHEAP_PAGES_SPAN_SHARE 128 /* low spans: 1 per this many segments, 1 - CLHEAP_PAGES_SPAN_SLOTS */
-#endif
-
-/* Low spans in use: fewer in small pools, where each holds a larger share. */
-static CLHEAP_INLINE clheap_u32 clheap_pages_spans(CLHEAP_GLOBAL clheap_u32 *h)
+/* m (1..64) frames. Fits in broken segments near the low end first; then a whole
+ * segment, broken if m < 64. A burst of requests that all find no fit would each break
+ * a segment (measured on the H100 with the former buddy tier: 277 requests of 16 B to
+ * 1 MiB split every segment of a 32 MiB pool, and the 1 MiB ones got NULL at 74% load),
+ * so while CLHEAP_PAGES_BREAKERS breaks (or 1/32 of the segments) are under way the
+ * others look again for the frames those give back, for up to CLHEAP_PAGES_PASSES rounds;
+ * the last round breaks regardless and looks further (bounded). */
+static CLHEAP_INLINE clheap_u32 clheap_pages_take_frames(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 m, clheap_u32 seed,
+                                                         int small)
 {
-    clheap_u32 n = h[clheap_pages_segments_desc(h) + CLHEAP_BM_BITS] / CLHEAP_PAGES_SPAN_SHARE;
-    return n < 1u ? 1u : n > CLHEAP_PAGES_SPAN_SLOTS ? CLHEAP_PAGES_SPAN_SLOTS : n;
-}
-
-static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u64 *clheap_pages_low_span(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 i)
-{
-    return (CLHEAP_GLOBAL clheap_u64 *)(h + CLHEAP_HDR_HINT_FIRST +
-                                        2u * (h[CLHEAP_HDR_CLASS_COUNT] * h[CLHEAP_HDR_HINT_SLOTS] + i));
-}
-
-/* The span a low-span word names: its frames (0 for none) and its first frame. */
-static CLHEAP_INLINE clheap_u32 clheap_pages_span_frames(clheap_u64 v)
-{
-    clheap_u32 e = (clheap_u32)(v >> 32);
-    return e ? ((e & 63u) + 1u) * CLHEAP_PAGES_SEGMENT : 0u;
-}
-static CLHEAP_INLINE clheap_u32 clheap_pages_span_first(clheap_u64 v)
-{
-    return (((clheap_u32)(v >> 32) >> 6) - 1u) * CLHEAP_PAGES_SEGMENT;
-}
-
-/* Gives back the frames from o to the end of the span v names (none if o is past
- * it): frames nobody was handed. The fences carry the previous owners' writes, which
- * the span's opener acquired, to the next taker. */
-static CLHEAP_INLINE void clheap_pages_span_give_back(CLHEAP_GLOBAL clheap_u32 *h, clheap_u64 v, clheap_u32 o)
-{
-    clheap_u32 frames = clheap_pages_span_frames(v);
-    if (o >= frames)
-        return;
-    clheap_fence_acquire();
-    clheap_fence_release();
-    clheap_pages_put(h, clheap_pages_span_first(v) + o, frames - o);
-}
-
-/* Installs the low span `v` (0: none) and gives back what the one it displaces had
- * not handed out. */
-static CLHEAP_INLINE void clheap_pages_span_install(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL clheap_u64 *word,
-                                                     clheap_u64 v)
-{
-    clheap_u64 old = clheap_xchg64(word, v);
-    clheap_pages_span_give_back(h, old, (clheap_u32)old);
-}
-
-/* Ends the low span, so that its frames can serve a take that found none elsewhere. */
-static CLHEAP_INLINE void clheap_pages_close_low_span(CLHEAP_GLOBAL clheap_u32 *h)
-{
-    for (clheap_u32 i = 0; i < CLHEAP_PAGES_SPAN_SLOTS; i++)
-        if (clheap_load64(clheap_pages_low_span(h, i)) >> 32)
-            clheap_pages_span_install(h, clheap_pages_low_span(h, i), 0);
-}
-
-/* The closer of the span `old`, whose add returned o, opens the next (see low span
- * above); returns the closer's first frame, or FAIL (and no span) if W has none. */
-static CLHEAP_INLINE clheap_u32 clheap_pages_open_low_span(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL clheap_u64 *word,
-                                                           clheap_u64 old, clheap_u32 o, clheap_u32 m, clheap_u32 seed)
-{
-    clheap_u32 wdesc = clheap_pages_segments_desc(h), segments = h[wdesc + CLHEAP_BM_BITS];
-    clheap_u32 want = segments / CLHEAP_PAGES_LOW_SPAN_SHARE, held = clheap_pages_span_frames(old);
-    want = want < 1u ? 1u : want > CLHEAP_PAGES_LOW_SPAN_MAX ? CLHEAP_PAGES_LOW_SPAN_MAX : want;
-    clheap_u32 next = held ? (clheap_pages_span_first(old) + held) / CLHEAP_PAGES_SEGMENT : segments;
-    clheap_u32 k = next < segments ? (want < segments - next ? want : segments - next) : 0u;
-    if (k && !clheap_pages_claim_run(h, wdesc, next, k))
-        k = k > 1u && clheap_pages_claim_run(h, wdesc, next, 1u) ? 1u : 0u;
-    clheap_u32 seg = next, first = clheap_pages_span_first(old) + o, kept = o + m - held;
-    if (!k) { /* elsewhere: the closer's frames are the new span's first */
-        clheap_pages_span_give_back(h, old, o);
-        clheap_u32 stop;
-        k = want;
-        seg = clheap_pages_take_fit(h, wdesc, k, 0, 0, seed, CLHEAP_PAGES_NEAR, 1u, &stop, CLHEAP_BM_FAIL);
-        if (seg == CLHEAP_BM_FAIL && k > 1u)
-            seg = clheap_pages_take_fit(h, wdesc, k = 1u, 0, 0, seed, CLHEAP_PAGES_NEAR, 1u, &stop, CLHEAP_BM_FAIL);
-        if (seg == CLHEAP_BM_FAIL) {
-            clheap_pages_span_install(h, word, 0);
-            return seg;
-        }
-        first = seg * CLHEAP_PAGES_SEGMENT;
-        kept = m;
-    }
-    clheap_fence_acquire(); /* the segments' previous owners' writes, passed on by the exchange */
-    clheap_fence_release();
-    clheap_pages_span_install(h, word, (clheap_u64)((seg + 1u) << 6 | (k - 1u)) << 32 | kept);
-    return first;
-}
-
-/* m (< 64) frames from the low span (see low span above): at most two adds, and
- * none on a span already handed out to its end. FAIL if it gave none. */
-static CLHEAP_INLINE clheap_u32 clheap_pages_take_low_span(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 m, clheap_u32 seed)
-{
-    CLHEAP_GLOBAL clheap_u64 *word = clheap_pages_low_span(h, clheap_group_index() % clheap_pages_spans(h));
-    CLHEAP_NO_UNROLL
-    for (int look = 0; look < 2; look++) {
-        clheap_u64 v = clheap_load64(word);
-        if ((clheap_u32)v > clheap_pages_span_frames(v))
-            break; /* its closer is opening the next */
-        v = clheap_add64(word, m);
-        clheap_u32 o = (clheap_u32)v, frames = clheap_pages_span_frames(v);
-        if (o <= frames && m <= frames - o)
-            return clheap_pages_span_first(v) + o;
-        if (o <= frames) /* this add holds the span's end: its closer */
-            return clheap_pages_open_low_span(h, word, v, o, m, seed);
-    }
-    return CLHEAP_BM_FAIL;
-}
-
-/* m (1..64) frames: a fit in F near the low end; else, if m < 64, the next m frames of
- * a low span; else a whole segment near W's low end. A request whose span is used up
- * (its closer still opening the next) looks in F again, up to CLHEAP_PAGES_PASSES
- * rounds, and only the last round breaks a whole segment: keeps its first m frames, puts
- * the other 64 - m into F, and looks further (bounded). Why so late: a burst's requests
- * that each broke a segment split them all (H100, the former buddy tier: 277 requests
- * of 16 B to 1 MiB split every segment of a 32 MiB pool, and the 1 MiB ones got NULL
- * at 74% load), and breaks of the last round at random places did the same once the
- * frontier before the spans had used up its first looks (scheduled C11 core, 8,192
- * lanes, test_stress's first round on a fresh 256 MiB pool: 2,253 segments broken, a
- * largest free piece of 94 KiB, 33 - 146 NULL). With 8 spans taken at each round, breaks
- * from the low end only: 0 NULL, 24 MB in one piece. */
-static CLHEAP_INLINE clheap_u32 clheap_pages_take_frames(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 m, clheap_u32 seed)
-{
-    clheap_u32 wdesc = clheap_pages_segments_desc(h), width = clheap_pages_width(h), stop;
-    int whole = m == CLHEAP_PAGES_SEGMENT, spread = width > 1u;
-    /* Even steps look for a fit in F, odd ones take from a span or W (one call site
-     * each: see CLHEAP_NO_UNROLL); whole segments only the odd ones. */
+    clheap_u32 wdesc = clheap_pages_segments_desc(h);
+    CLHEAP_GLOBAL clheap_u32 *breaking = h + CLHEAP_HDR_PAGES_SPLITTING;
+    clheap_u32 segments = h[wdesc + CLHEAP_BM_BITS];
+    clheap_u32 share = segments / CLHEAP_PAGES_BREAK_SHARE;
+    clheap_u32 breakers = share > CLHEAP_PAGES_BREAKERS ? share : CLHEAP_PAGES_BREAKERS;
+    clheap_u32 width = clheap_pages_width(h);
+    clheap_u32 stop;
+    int whole = m == CLHEAP_PAGES_SEGMENT, by_ends = CLHEAP_PAGES_BY_ENDS, spread = width > 1u;
+    /* Even steps look for a fit in F, odd ones take a whole segment (one call site
+     * each: see CLHEAP_NO_UNROLL). */
     CLHEAP_NO_UNROLL
     for (clheap_u32 step = (clheap_u32)whole; step < 2u * CLHEAP_PAGES_PASSES + 2u; step += 1u + (clheap_u32)whole) {
         clheap_u32 pass = step / 2u, s = seed + pass * 0x2545F491u;
-        int last = pass == CLHEAP_PAGES_PASSES, segment = (int)(step & 1u);
-        if (segment && !whole) {
-            clheap_u32 first = clheap_pages_take_low_span(h, m, s);
+        int last = pass == CLHEAP_PAGES_PASSES, segment = (int)(step & 1u), breaks = segment && !whole;
+        if (breaks && step == 1u && !small) { /* once, when the first looks found no fit */
+            clheap_u32 first = clheap_pages_take_frontier(h, m, 0);
             if (first != CLHEAP_BM_FAIL)
                 return first;
-            if (!last)
-                continue;
         }
-        clheap_u32 pos = segment && !CLHEAP_PAGES_BY_ENDS
+        if (breaks) {
+            if (!last && clheap_load32(breaking) >= breakers)
+                continue;
+            clheap_add32(breaking, 1u);
+        }
+        clheap_u32 pos = segment && last ? clheap_bm_sweep(h, wdesc, s, CLHEAP_PAGES_SWEEP, 1)
+                         : segment && !by_ends
                              ? clheap_bm_try_find_and_clear(h, wdesc, s)
                              : clheap_pages_take_fit(h, segment ? wdesc : (clheap_u32)CLHEAP_BM_FREE, segment ? 1u : m, 0,
                                                      spread, s, last ? CLHEAP_PAGES_SWEEP : CLHEAP_PAGES_NEAR, width,
                                                      &stop, CLHEAP_BM_FAIL);
+        if (breaks) {
+            if (pos != CLHEAP_BM_FAIL)
+                clheap_pages_free_frames(h, pos, ~clheap_ones64(m)); /* the frames we keep are the first m */
+            clheap_add32(breaking, 0xFFFFFFFFu);
+        }
         if (pos == CLHEAP_BM_FAIL)
             continue;
-        if (segment && !whole)
-            clheap_pages_free_frames(h, pos, ~clheap_ones64(m)); /* the frames we keep are the first m */
-        return segment ? pos * CLHEAP_PAGES_SEGMENT : pos;
+        pos = segment ? pos * CLHEAP_PAGES_SEGMENT : pos;
+        /* The next one goes on from here if this broke a segment, or filled a gap at the
+         * frontier (a fit of the first look); a gap elsewhere leaves it, so that it stays
+         * at the low end. */
+        if (!small && !whole) {
+            CLHEAP_GLOBAL clheap_u32 *frontier = h + CLHEAP_HDR_PAGES_LOW_FRONTIER;
+            clheap_u32 at = segment ? pos : clheap_load32(frontier);
+            if (at >= pos && at < pos + m)
+                clheap_store32(frontier, pos + m);
+        }
+        return pos;
     }
     return CLHEAP_BM_FAIL;
 }
@@ -821,7 +704,7 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_near(CLHEAP_GLOBAL clheap_u32 
                                                        int small, clheap_u32 near, clheap_u32 looks)
 {
     if (frames <= CLHEAP_PAGES_SEGMENT)
-        return clheap_pages_take_frames(h, frames, seed);
+        return clheap_pages_take_frames(h, frames, seed, small);
     clheap_u32 count = (frames + CLHEAP_PAGES_SEGMENT - 1u) / CLHEAP_PAGES_SEGMENT;
     clheap_u32 seg = CLHEAP_BM_FAIL, wdesc = clheap_pages_segments_desc(h);
     /* A container holds 64 / count such requests, so concurrent ones start over count
@@ -841,7 +724,7 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_near(CLHEAP_GLOBAL clheap_u32 
          * the best fit: concurrent requests all pick the same region, and the losers took
          * two whole segments each for 65 frames (H100 run 26: NULL at 50% of 64 MiB). */
         if (f == CLHEAP_BM_FAIL && frames % CLHEAP_PAGES_SEGMENT)
-            f = clheap_pages_take_frontier(h, frames);
+            f = clheap_pages_take_frontier(h, frames, 1);
         if (f != CLHEAP_BM_FAIL)
             return f;
     }

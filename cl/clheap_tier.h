@@ -33,8 +33,7 @@
  * fails, the class's runs are closed (a CAS of each live hint to 0, then their unhanded
  * slots are freed) and the search tried again, so memory held by hints never makes
  * malloc report a full heap.
- * A large malloc that finds no frames closes every class's runs and the page tier's
- * low span (cl/clheap_pages.h) and tries once more.
+ * A large malloc that finds no frames closes every class's runs and tries once more.
  * A small request that its class still cannot serve (no free slot, no frames for a
  * block or a piece) closes every class's runs, tries its class once more, then takes a
  * free slot of the first larger class with one (clheap_tier_take_larger), unless the
@@ -466,10 +465,8 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_take_large(CLHEAP_GLOBAL clheap_u32 
     clheap_u32 f = CLHEAP_BM_FAIL;
     CLHEAP_NO_UNROLL
     for (clheap_u32 attempt = 0; attempt < 2u && f == CLHEAP_BM_FAIL; attempt++) {
-        if (attempt) { /* the runs' unused slots, or the low span, may hold the frames it needs */
+        if (attempt) /* the runs' unused slots may hold the frames it needs */
             clheap_tier_close_runs(h, CLHEAP_MAX_CLASSES);
-            clheap_pages_close_low_span(h);
-        }
         f = clheap_pages_take(h, frames, attempt ? seed ^ 0x68E31DA4u : seed, 0);
     }
     if (f == CLHEAP_BM_FAIL)
@@ -487,7 +484,6 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_take_larger(CLHEAP_GLOBAL clheap_u32
     clheap_u64 got = 0;
     clheap_u32 why, d = c;
     clheap_tier_close_runs(h, CLHEAP_MAX_CLASSES);
-    clheap_pages_close_low_span(h);
     clheap_u32 frame = clheap_block_reserve_any(h, c, 1u, seed, &got, &why);
     clheap_u32 last = h[CLHEAP_HDR_TIER_TYPED] ? c : h[CLHEAP_HDR_CLASS_COUNT] - 1u;
     CLHEAP_NO_UNROLL

@@ -731,11 +731,10 @@ clheap_status clheap_heap_trim(clheap_heap *heap)
     clheap_status status = live(heap);
     if (status != CLHEAP_SUCCESS || !heap->close_runs)
         return status;
-    /* one work-item per hint, and one for the low span */
-    size_t items = (size_t)heap->layout.header[CLHEAP_HDR_CLASS_COUNT] * heap->layout.header[CLHEAP_HDR_HINT_SLOTS] + 1u;
+    size_t hints = (size_t)heap->layout.header[CLHEAP_HDR_CLASS_COUNT] * heap->layout.header[CLHEAP_HDR_HINT_SLOTS];
     cl_int err = clSetKernelArg(heap->close_runs, 0, sizeof heap->buffer, &heap->buffer);
     if (err == CL_SUCCESS)
-        err = clEnqueueNDRangeKernel(heap->queue, heap->close_runs, 1, NULL, &items, NULL, 0, NULL, NULL);
+        err = clEnqueueNDRangeKernel(heap->queue, heap->close_runs, 1, NULL, &hints, NULL, 0, NULL, NULL);
     return err;
 }
 

@@ -330,7 +330,6 @@ clheap_status clheap_layout_plan(const clheap_heap_config *config, uint32_t comp
             return CLHEAP_ERROR_INVALID_ARGUMENT;
         hint_words = 2 * offsets * (config->class_count ? config->class_count
                                                         : (uint32_t)(sizeof default_classes / sizeof *default_classes));
-        hint_words += 2 * CLHEAP_PAGES_SPAN_SLOTS; /* the page tier's low spans, after the hints */
     }
     uint32_t header_words = a == CLHEAP_TIER_ALLOC ? (CLHEAP_HDR_HINT_FIRST + hint_words + 3u) & ~3u
                             : bitmap_kind          ? (CLHEAP_HDR_BITMAP_WORDS + 3u) & ~3u

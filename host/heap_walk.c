@@ -247,6 +247,8 @@ static clheap_status walk_pages(const uint32_t *w, uint8_t *free_map, clheap_hea
     uint32_t top = w[CLHEAP_HDR_SEGMENT_ORDER], frames = w[CLHEAP_HDR_FRAME_COUNT];
     if (top != 6 || (frames >> top) == 0 || frames % (1u << top))
         return clheap_report_violation(what, len, "segment order %u does not fit %u frames", top, frames);
+    if (w[CLHEAP_HDR_PAGES_SPLITTING])
+        return clheap_report_violation(what, len, "%u segment breaks still counted", w[CLHEAP_HDR_PAGES_SPLITTING]);
     uint32_t segments = frames >> top;
     if (w[CLHEAP_BM_FREE + CLHEAP_BM_BITS] != frames || w[segments_desc(w) + CLHEAP_BM_BITS] != segments)
         return clheap_report_violation(what, len, "page bitmaps have %u and %u bits, not %u frames and %u segments",
@@ -269,28 +271,6 @@ static clheap_status walk_pages(const uint32_t *w, uint8_t *free_map, clheap_hea
                 free_map[(uint64_t)g * 64 + b] = 1;
                 s->free_pieces += b == 0 || !(v >> (b - 1) & 1);
             }
-    }
-    /* P4: what the low spans have not handed out is free, in neither bitmap */
-    const uint32_t *spans = w + CLHEAP_HDR_HINT_FIRST + 2 * (uint64_t)w[CLHEAP_HDR_CLASS_COUNT] * w[CLHEAP_HDR_HINT_SLOTS];
-    for (uint32_t i = 0; i < CLHEAP_PAGES_SPAN_SLOTS; i++) {
-        uint32_t handed = spans[2 * i], code = spans[2 * i + 1];
-        if (!code) {
-            if (handed)
-                return clheap_report_violation(what, len, "low span %u is none, but %u frames were handed out from it", i,
-                                               handed);
-            continue;
-        }
-        uint64_t first = (uint64_t)((code >> 6) - 1) * 64, held = ((code & 63u) + 1u) * 64u;
-        if (first + held > frames || handed > held)
-            return clheap_report_violation(what, len, "low span %u: %llu frames from %llu, %u handed out, in %u frames", i,
-                                           (unsigned long long)held, (unsigned long long)first, handed, frames);
-        for (uint64_t f = first + handed; f < first + held; f++) {
-            if (free_map[f])
-                return clheap_report_violation(what, len, "frame %llu of low span %u is also free elsewhere",
-                                               (unsigned long long)f, i);
-            free_map[f] = 1;
-        }
-        s->free_pieces += handed < held;
     }
     s->segment_frames = 1u << top;
     return CLHEAP_SUCCESS;

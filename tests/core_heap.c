@@ -181,17 +181,10 @@ void core_heap_free_unit(core_heap *heap, uint32_t unit, uint32_t group)
         clheap_bump_free(heap->words, ptr);
 }
 
-void core_heap_close_low_span(core_heap *heap)
-{
-    if (heap->config.allocator == CLHEAP_TIER_ALLOC)
-        clheap_pages_close_low_span(heap->words);
-}
-
 void core_heap_trim(core_heap *heap)
 {
     if (heap->config.allocator == CLHEAP_TIER_ALLOC)
         clheap_tier_close_runs(heap->words, CLHEAP_MAX_CLASSES);
-    core_heap_close_low_span(heap);
 }
 
 clheap_status core_heap_walk(core_heap *heap, clheap_heap_stats *stats, char *what, size_t len)

@@ -30,11 +30,8 @@ uint32_t core_heap_malloc_many(core_heap *heap, size_t bytes, uint32_t n, uint32
 void *core_heap_pointer(core_heap *heap, uint32_t unit);
 /* As clheap_heap_grow: a larger image, the allocation units unchanged. */
 clheap_status core_heap_grow(core_heap *heap, uint64_t new_bytes);
-/* As clheap_heap_trim: TierAlloc's runs give back the slots they have not handed out,
- * and its page tier's low span the frames it has not. */
+/* As clheap_heap_trim: TierAlloc's runs give back the slots they have not handed out. */
 void core_heap_trim(core_heap *heap);
-/* TierAlloc: the low span alone (cl/clheap_pages.h). */
-void core_heap_close_low_span(core_heap *heap);
 
 clheap_status core_heap_walk(core_heap *heap, clheap_heap_stats *stats, char *what, size_t len);
 

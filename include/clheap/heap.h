@@ -201,9 +201,8 @@ clheap_status clheap_heap_repair(clheap_heap *heap, uint64_t *repaired);
 
 /** TierAlloc: enqueues a kernel that ends every run the small tier's fast path holds
  * and frees the slots they had not handed out, so that blocks holding no object go back
- * to the page tier, and gives back the frames the page tier's low span holds (malloc
- * does both itself before it would report the heap full; parallel_do does it first).
- * Other allocators: nothing to do. Non-blocking. */
+ * to the page tier (malloc does this itself before it would report the heap full;
+ * parallel_do does it first). Other allocators: nothing to do. Non-blocking. */
 clheap_status clheap_heap_trim(clheap_heap *heap);
 
 /** BlockAlloc, TierAlloc: runs `kernel` once for every object of size class `class_index`
