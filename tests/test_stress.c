@@ -74,7 +74,7 @@ static const char *kernels =
     "        } else {\n"
     "            nulls++;\n"
     "            atomic_inc(null_sizes + 31u - clz(bytes));  /* by power of two of the size */\n"
-    "            atomic_add(null_sizes + 32, (bytes + 1023u) / 1024u);  /* and what they asked, in KiB */\n"
+    "            atomic_add(null_sizes + NULL_KIB, (bytes + 1023u) / 1024u);  /* and what they asked, in KiB */\n"
     "        }\n"
     "    }\n"
     "    units[id] = unit;\n"
@@ -93,7 +93,7 @@ static const char *kernels =
     "    units[id] = 0u;\n"
     "}\n";
 
-/* null_sizes: NULLs by power of two of the size, then (NULL_KIB, the kernel's 32) the KiB they asked for. */
+/* null_sizes: NULLs by power of two of the size, then (NULL_KIB, passed to the kernels) the KiB they asked for. */
 enum { LOCAL = 256, NULL_KIB = 32, NULL_BINS = NULL_KIB + 1 };
 
 static clheap_allocator current_allocator = CLHEAP_TIER_ALLOC;
@@ -131,7 +131,9 @@ static int group_setup(void **state)
     if (clheap_heap_create(s->cl.context, s->cl.device, s->cl.queue, &config, &s->heap) != CLHEAP_SUCCESS)
         return -1;
     static char log[16384];
-    if (clheap_heap_build_program(s->heap, 1, &kernels, NULL, &s->program, log, sizeof log) != CLHEAP_SUCCESS) {
+    char options[32];
+    snprintf(options, sizeof options, "-DNULL_KIB=%du", NULL_KIB);
+    if (clheap_heap_build_program(s->heap, 1, &kernels, options, &s->program, log, sizeof log) != CLHEAP_SUCCESS) {
         fprintf(stderr, "%s\n", log);
         return -1;
     }
