@@ -134,7 +134,7 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_malloc_warp(__global clheap_u32 
     end = clheap_ptx_shfl(mask, end, leader);
     if (!base) /* the sum did not fit: each lane alone */
         return clheap_circular_malloc_unit(h, bytes, CLHEAP_FUSED, CLHEAP_MULTI);
-    clheap_u32 run = 0u;
+    clheap_u32 run = 0u, last = base;
     for (clheap_u32 m = mask; m; m &= m - 1u) {
         clheap_u32 src = 31u - clz(m & (0u - m));
         clheap_ptx_syncwarp(mask); /* the leader's writes of the previous part */
@@ -143,12 +143,14 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_malloc_warp(__global clheap_u32 
         if (lane == leader) {
             clheap_u32 part = base + run, next = (m & (m - 1u)) ? part + v : end;
             if (run)
-                clheap_write_header(h, CLHEAP_FUSED, part, 1u, next);
+                clheap_write_header(h, CLHEAP_FUSED, part, 1u, next, last);
             clheap_store32(clheap_chunk(h, part) + CLHEAP_CHUNK_WORD_REQUEST, b);
+            last = part;
         }
         run += v;
     }
     if (lane == leader && (mask & (mask - 1u))) { /* one part: the claimed chunk is it */
+        clheap_circular_set_prev(h, end, last); /* the chunk after the claim follows the last part now */
         clheap_fence_release(); /* every part's header before the chain is linked in */
         if (CLHEAP_FUSED)
             clheap_store64(clheap_fused_word(h, base), clheap_fused(base, 1u, base + need));
@@ -178,7 +180,8 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_malloc_warp(__global clheap_u32 
  * chunk after it, no more: absorbing up to 32 chunks let a lone lane merge away the
  * pre-split chunks other walkers stood on (H100, the papers' Alloc-Dealloc with one
  * lane a warp: 66 us, 15 us with the exact run). An absorb lost to a walker's claim
- * ends the run there. */
+ * ends the run there. The one free chunk after the run, and the merge of the whole into
+ * a free chunk before it, stop at walls as every free's merges do (cl/clheap_circular.h). */
 static CLHEAP_INLINE void clheap_circular_free_warp(__global clheap_u32 *h, __global void *ptr)
 {
     clheap_u32 mask = clheap_ptx_activemask();
@@ -209,10 +212,10 @@ static CLHEAP_INLINE void clheap_circular_free_warp(__global clheap_u32 *h, __gl
     clheap_ptx_syncwarp(peers); /* the followers' chunks are free before the lane before them absorbs them */
     if (follows)
         return;
-    for (clheap_u32 k = 0u;
-         k <= run && clheap_circular_absorb_next(h, CLHEAP_FUSED, CLHEAP_MULTI, o, h[CLHEAP_HDR_POOL_END], &next); k++) {
+    for (clheap_u32 k = 0u; k <= run && clheap_circular_absorb_next(h, CLHEAP_FUSED, CLHEAP_MULTI, o, h[CLHEAP_HDR_POOL_END],
+                                                                   &next, k == run); k++) {
     }
-    clheap_circular_release(h, CLHEAP_FUSED, o, next);
+    clheap_circular_release(h, CLHEAP_FUSED, clheap_circular_merge_back(h, CLHEAP_FUSED, CLHEAP_MULTI, o, next), next);
 }
 #endif
 

@@ -14,6 +14,24 @@
  * rest, and moves the roving offset past it; free merges the chunk with its successor
  * if that one is free, then marks the chunk free.
  *
+ * Boundary tags and walls (beyond the paper). header.prev names the chunk before (a
+ * hint for frees, Knuth's boundary tag), so a free also merges its chunk into a free
+ * predecessor: free chunks freed in any order coalesce. Frees merge neither across a
+ * wall, the start of a pre-split chunk (clheap_circular_on_wall), so a launch that frees
+ * everything it took gives back the fresh heap's pre-split chunks, not one chunk as
+ * large as the pool that every walker would queue on; walks merge across walls when a
+ * request needs it. Why: free merged only forward, so a chunk freed before its
+ * successor stayed apart from it; under steady churn (2^20 work-items each mallocing
+ * and freeing 16 - 64 B, launch after launch on 1 GiB) the list kept one free chunk per
+ * warp claim, about 700,000 after a lap of the pool, and each launch's walks merged
+ * and split them again: H100, every launch after the rover's first lap took 1.3x -
+ * 4.5x the first (issue 11, run 22).
+ *   prev is written only by the owner of the chunk before (a claimer that splits, an
+ *   absorbing owner, a free that merges back, the leader of a warp claim), so when no
+ *   kernel runs every chunk's prev is its predecessor (the first chunk's 0, the
+ *   sentinel's the last chunk): clheap_heap_check verifies it. A reader trusts it only
+ *   after claiming the chunk it names and seeing that chunk's next be its own.
+ *
  * Differences from the paper, all for forward progress and safety under arbitrary
  * scheduling (see clheap_layout.h for the tagged flags):
  *  - the search is bounded: one lap from the roving offset, plus at most
@@ -25,12 +43,19 @@
  *  - the paper's __threadfence is clheap_fence_release (device scope), and readers
  *    that claimed a chunk use clheap_fence_acquire before reading what it holds;
  *  - a malloc's walk merges a free chunk too small for it with a free successor
- *    (CLHEAP_WALK_MERGES): free merges only forward.
+ *    (CLHEAP_WALK_MERGES);
+ *  - a free merges back into a free predecessor and forward with one free successor,
+ *    neither across a wall; a stale roving offset restarts the walk at its sub-heap's
+ *    first chunk (a wall), not at the pool's.
  *
  * Linearisation points: malloc, the CAS that sets the chunk's used flag (fused: the
  * used bit beside its tag and next); free, the store that clears it (a double free
  * reads it clear first); a merge, the CAS that sets the successor's used flag (only the
- * owner of the chunk before it merges, so two merges never take one successor).
+ * owner of the chunk before it merges, so two merges never take one successor); a
+ * merge back, the CAS that claims the predecessor (fused: a word whose next is the
+ * freed chunk; unfused: the flag, then next re-read and the claim undone if it is not):
+ * the freed chunk is still used then, so nobody else can absorb it, and the
+ * predecessor's owner is now the freer, so nobody else can split or relink it.
  *
  * Happens-before, each edge and the fence that gives it (the device's atomics are
  * relaxed, and the C11 build models the same fences, cl/clheap_port.h; but walkers may
@@ -49,6 +74,11 @@
  *    successor's offset either reads a valid used header (and passes through) or a dead
  *    one (the tag check restarts it); it never follows a next into the merged payload
  *    without the tag check.
+ *  - merge back: as merge, with the predecessor as owner and the freed chunk as the
+ *    successor: relink the predecessor past it, clheap_fence_release, kill it, point
+ *    its successor's prev at the predecessor, then release the predecessor as free.
+ *  - prev: written by an owner before the release that ends its ownership, read after
+ *    a claim's acquire; a stale prev fails the claim or its next check, never more.
  *  - warp-coalesced malloc (cl/clheap.cl): the leader writes every part's header,
  *    clheap_fence_release, links the chain, and a warp sync orders all of it before any
  *    lane uses its address. */
@@ -94,10 +124,40 @@ static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u32 *clheap_rover(CLHEAP_GLOBAL clheap
     return h + CLHEAP_HDR_OFFSETS + index;
 }
 
+/* Points the prev of the chunk at unit (ours to write: we own the chunk before it). */
+static CLHEAP_INLINE void clheap_circular_set_prev(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 unit, clheap_u32 prev)
+{
+    clheap_store32(clheap_chunk(h, unit) + CLHEAP_CHUNK_WORD_PREV, prev);
+}
+
+/* Whether a chunk starting at unit u starts a pre-split chunk (of a sub-heap, or of the
+ * space a growth added: clheap_circular_grow cuts it at multiples of PRESPLIT_ARG from
+ * the pool's first unit). Frees do not merge across one (see the top of this file). */
+static CLHEAP_INLINE int clheap_circular_on_wall(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 u)
+{
+    clheap_u32 first = h[CLHEAP_HDR_POOL_START], heap_units = h[CLHEAP_HDR_HEAP_UNITS];
+    clheap_u32 arg = h[CLHEAP_HDR_PRESPLIT_ARG], split = heap_units * h[CLHEAP_HDR_OFFSET_COUNT];
+    clheap_u32 rel = u - first;
+    if (u < first || rel >= split)
+        return u < first || rel % arg == 0u;
+    clheap_u32 off = rel % heap_units;
+    if (h[CLHEAP_HDR_PRESPLIT] == CLHEAP_PRESPLIT_UNIFORM)
+        return off % arg == 0u && off / arg < h[CLHEAP_HDR_CHUNKS_PER_HEAP];
+    clheap_u32 start = 0u, levels = h[CLHEAP_HDR_PRESPLIT_LEVELS];
+    for (clheap_u32 y = 0u; y < levels; y++) {
+        clheap_u32 size = arg >> y, span = (1u << y) * size;
+        if (off < start + span)
+            return (off - start) % size == 0u;
+        start += span;
+    }
+    return off == start; /* the remainder chunk */
+}
+
 /* Writes a chunk header (free or used) that nobody else can see yet. */
 static CLHEAP_INLINE void clheap_write_header(CLHEAP_GLOBAL clheap_u32 *h, int fused,
-                                              clheap_u32 unit, clheap_u32 used, clheap_u32 next)
+                                              clheap_u32 unit, clheap_u32 used, clheap_u32 next, clheap_u32 prev)
 {
+    clheap_circular_set_prev(h, unit, prev);
     if (fused) {
         clheap_store64(clheap_fused_word(h, unit), clheap_fused(unit, used, next));
     } else {
@@ -154,14 +214,15 @@ static CLHEAP_INLINE int clheap_try_claim(CLHEAP_GLOBAL clheap_u32 *h, int fused
 }
 
 /* The chunk at o is ours (used, claimed or being freed; its next in *next): swallows its
- * successor if that one is free. Lock it first (it stays a valid, used header that
- * walkers pass through), relink past it, and only then mark it dead, so no live header
- * points at a dead one for longer than two stores even if this work-item is
- * descheduled. Returns whether it merged. */
+ * successor if that one is free (and, for a free's merge, `walls`, does not start a
+ * pre-split chunk). Lock it first (it stays a valid, used header that walkers pass
+ * through), relink past it, and only then mark it dead, so no live header points at a
+ * dead one for longer than two stores even if this work-item is descheduled. Returns
+ * whether it merged. */
 static CLHEAP_INLINE int clheap_circular_absorb_next(CLHEAP_GLOBAL clheap_u32 *h, int fused, int multi,
-                                                     clheap_u32 o, clheap_u32 sentinel, clheap_u32 *next)
+                                                     clheap_u32 o, clheap_u32 sentinel, clheap_u32 *next, int walls)
 {
-    if (*next == sentinel)
+    if (*next == sentinel || (walls && clheap_circular_on_wall(h, *next)))
         return 0;
     if (fused) {
         CLHEAP_GLOBAL clheap_u64 *after = clheap_fused_word(h, *next);
@@ -184,6 +245,7 @@ static CLHEAP_INLINE int clheap_circular_absorb_next(CLHEAP_GLOBAL clheap_u32 *h
         clheap_fence_release();
         clheap_store32(after + CLHEAP_CHUNK_WORD_FLAG, CLHEAP_FLAG_DEAD);
     }
+    clheap_circular_set_prev(h, *next, o);
     clheap_store32(clheap_rover(h, multi), *next);
     return 1;
 }
@@ -199,6 +261,43 @@ static CLHEAP_INLINE void clheap_circular_release(CLHEAP_GLOBAL clheap_u32 *h, i
         clheap_store32(clheap_chunk(h, o) + CLHEAP_CHUNK_WORD_FLAG, CLHEAP_FLAG_FREE(o));
 }
 
+/* The chunk at o is ours, being freed (its next `next`): merges it into its predecessor
+ * if that one is free and o starts no pre-split chunk. Returns the unit of the chunk the
+ * caller now owns and releases: the predecessor, or o if it did not merge. */
+static CLHEAP_INLINE clheap_u32 clheap_circular_merge_back(CLHEAP_GLOBAL clheap_u32 *h, int fused, int multi,
+                                                           clheap_u32 o, clheap_u32 next)
+{
+    clheap_u32 p = clheap_load32(clheap_chunk(h, o) + CLHEAP_CHUNK_WORD_PREV);
+    if (p < h[CLHEAP_HDR_POOL_START] || p >= o || clheap_circular_on_wall(h, o))
+        return o;
+    if (fused) {
+        CLHEAP_GLOBAL clheap_u64 *word = clheap_fused_word(h, p);
+        clheap_u64 free_before_o = clheap_fused(p, 0u, o); /* free, and o its next */
+        if (clheap_load64(word) != free_before_o || clheap_cas64(word, free_before_o, free_before_o | CLHEAP_FUSED_USED_BIT) != free_before_o)
+            return o;
+        clheap_fence_acquire();
+        clheap_store64(word, clheap_fused(p, 1u, next));
+        clheap_fence_release(); /* relinked past o before o dies */
+        clheap_store64(clheap_fused_word(h, o), (clheap_u64)CLHEAP_FLAG_DEAD);
+    } else {
+        CLHEAP_GLOBAL clheap_u32 *c = clheap_chunk(h, p);
+        if (clheap_load32(c + CLHEAP_CHUNK_WORD_FLAG) != CLHEAP_FLAG_FREE(p) ||
+            clheap_cas32(c + CLHEAP_CHUNK_WORD_FLAG, CLHEAP_FLAG_FREE(p), CLHEAP_FLAG_USED(p)) != CLHEAP_FLAG_FREE(p))
+            return o;
+        clheap_fence_acquire();
+        if (clheap_load32(c + CLHEAP_CHUNK_WORD_NEXT) != o) { /* p was split or merged since its prev was written */
+            clheap_store32(c + CLHEAP_CHUNK_WORD_FLAG, CLHEAP_FLAG_FREE(p));
+            return o;
+        }
+        clheap_store32(c + CLHEAP_CHUNK_WORD_NEXT, next);
+        clheap_fence_release(); /* relinked past o before o dies */
+        clheap_store32(clheap_chunk(h, o) + CLHEAP_CHUNK_WORD_FLAG, CLHEAP_FLAG_DEAD);
+    }
+    clheap_circular_set_prev(h, next, p);
+    clheap_store32(clheap_rover(h, multi), p); /* o may have been a roving offset; p is free and larger */
+    return p;
+}
+
 /* Claims a chunk of at least `need` units (header included), splitting off the rest,
  * and moves the roving offset past it. Returns the chunk's header unit and, in *end, the
  * unit where it ends; 0 if nothing fits, with *why the header counter that explains it
@@ -208,9 +307,10 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_claim(CLHEAP_GLOBAL clheap_u32 *
 {
     clheap_u32 first = h[CLHEAP_HDR_POOL_START], sentinel = h[CLHEAP_HDR_POOL_END];
     CLHEAP_GLOBAL clheap_u32 *rover = clheap_rover(h, multi);
+    clheap_u32 home = multi ? first + (clheap_u32)(rover - (h + CLHEAP_HDR_OFFSETS)) * h[CLHEAP_HDR_HEAP_UNITS] : first;
     clheap_u32 o = clheap_load32(rover);
     if (o < first || o >= sentinel)
-        o = first;
+        o = home;
     clheap_u32 start = o, next = 0u, prev = 0u, merges = 0u;
     int wrapped = 0, restarts = 0;
     for (;;) {
@@ -234,7 +334,7 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_claim(CLHEAP_GLOBAL clheap_u32 *
             if (merges < CLHEAP_WALK_MERGES && next != sentinel &&
                 clheap_try_claim(h, fused, o, 0u, sentinel, &next) > 0) {
                 while (next - o < need && merges < CLHEAP_WALK_MERGES &&
-                       clheap_circular_absorb_next(h, fused, multi, o, sentinel, &next))
+                       clheap_circular_absorb_next(h, fused, multi, o, sentinel, &next, 0))
                     merges++;
                 if (next - o >= need)
                     claimed = 1; /* ours, and now it fits */
@@ -247,7 +347,11 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_claim(CLHEAP_GLOBAL clheap_u32 *
         if (claimed < 0) {
             /* A header merged away under us. Step back to the header we came from,
              * whose next now skips it; if that one went too (or there is none), start
-             * a fresh lap from the first chunk, whose header is never merged away. */
+             * a fresh lap from the first chunk of the roving offset's sub-heap (a wall,
+             * which only a walk's merge takes away), or if that one went too, from the
+             * pool's first chunk, whose header is never merged away. Why the sub-heap's:
+             * a roving offset left on a chunk that frees merged back sent the next
+             * launch's walkers through every sub-heap before theirs. */
             if (++restarts > CLHEAP_MAX_RESTARTS) {
                 *why = CLHEAP_HDR_ERR_CONTENDED;
                 return 0u;
@@ -256,7 +360,7 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_claim(CLHEAP_GLOBAL clheap_u32 *
                 o = prev;
                 prev = 0u;
             } else {
-                o = start = first;
+                o = start = o != home ? home : first;
                 wrapped = 0;
             }
             continue;
@@ -266,7 +370,9 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_claim(CLHEAP_GLOBAL clheap_u32 *
     }
     if (next - o >= need + CLHEAP_MIN_CHUNK_UNITS) {
         clheap_u32 rest = o + need;
-        clheap_write_header(h, fused, rest, 0u, next);
+        clheap_write_header(h, fused, rest, 0u, next, o);
+        /* Before rest is linked: once it is, a walker may own it and write next's prev. */
+        clheap_circular_set_prev(h, next, rest);
         clheap_fence_release(); /* the new header is visible before it is linked */
         if (fused)
             clheap_store64(clheap_fused_word(h, o), clheap_fused(o, 1u, rest));
@@ -345,8 +451,8 @@ static CLHEAP_INLINE void clheap_circular_free(CLHEAP_GLOBAL clheap_u32 *h, CLHE
     clheap_u32 o, next;
     if (!clheap_circular_free_check(h, ptr, fused, &o, &next))
         return;
-    clheap_circular_absorb_next(h, fused, multi, o, h[CLHEAP_HDR_POOL_END], &next);
-    clheap_circular_release(h, fused, o, next);
+    clheap_circular_absorb_next(h, fused, multi, o, h[CLHEAP_HDR_POOL_END], &next, 1);
+    clheap_circular_release(h, fused, clheap_circular_merge_back(h, fused, multi, o, next), next);
 }
 
 /* ---- pre-splitting (eq. 1) ------------------------------------------------------
@@ -389,22 +495,27 @@ static CLHEAP_INLINE void clheap_presplit_chunk(CLHEAP_GLOBAL clheap_u32 *h, clh
 
 /* Growth (one work-item, clheap_heap_grow, after the old buffer was copied into the
  * larger one): the sentinel moves to new_sentinel and the new space, from the old
- * sentinel on, becomes free chunks of `step` units (the last takes the rest), so the list
- * takes it in. Why chunks: as one chunk, the H100's 2,000 concurrent retries of 512 B
- * requests all walked to it and split it one at a time; after four growths to 16 MiB,
- * 1,300 - 1,600 still gave up. */
+ * sentinel on, becomes free chunks cut at multiples of `step` units from the pool's
+ * first unit (the walls there, clheap_circular_on_wall; the last takes the rest), so the
+ * list takes it in. Why chunks: as one chunk, the H100's 2,000 concurrent retries of
+ * 512 B requests all walked to it and split it one at a time; after four growths to
+ * 16 MiB, 1,300 - 1,600 still gave up. */
 static CLHEAP_INLINE void clheap_circular_grow(CLHEAP_GLOBAL clheap_u32 *h, int fused, clheap_u32 new_sentinel,
                                                clheap_u32 step)
 {
-    clheap_u32 old = h[CLHEAP_HDR_POOL_END];
-    clheap_write_header(h, fused, new_sentinel, 1u, h[CLHEAP_HDR_POOL_START]);
+    clheap_u32 old = h[CLHEAP_HDR_POOL_END], first = h[CLHEAP_HDR_POOL_START];
+    clheap_u32 prev = clheap_load32(clheap_chunk(h, old) + CLHEAP_CHUNK_WORD_PREV); /* the old last chunk */
     h[CLHEAP_HDR_POOL_END] = new_sentinel;
-    for (clheap_u32 u = old; u < new_sentinel; u += step) {
-        clheap_u32 next = new_sentinel - u < 2u * step ? new_sentinel : u + step;
-        clheap_write_header(h, fused, u, 0u, next);
-        if (next == new_sentinel)
-            break;
+    for (clheap_u32 u = old; u < new_sentinel;) {
+        clheap_u32 wall = first + ((u - first) / step + 1u) * step; /* the next multiple of step after u */
+        clheap_u32 next = wall - u < 2u ? wall + step : wall;        /* a chunk has at least 2 units */
+        if (next > new_sentinel || new_sentinel - next < 2u)
+            next = new_sentinel;
+        clheap_write_header(h, fused, u, 0u, next, prev);
+        prev = u;
+        u = next;
     }
+    clheap_write_header(h, fused, new_sentinel, 1u, first, prev);
 }
 
 /* Writes the header of chunk `index`, or the sentinel when index == chunk count. */
@@ -412,13 +523,15 @@ static CLHEAP_INLINE void clheap_circular_init_chunk(CLHEAP_GLOBAL clheap_u32 *h
                                                      clheap_u32 index, clheap_u32 chunk_count)
 {
     clheap_u32 first = h[CLHEAP_HDR_POOL_START], sentinel = h[CLHEAP_HDR_POOL_END];
+    clheap_u32 unit, units, prev = 0u, prev_units;
+    if (index)
+        clheap_presplit_chunk(h, index - 1u, &prev, &prev_units);
     if (index == chunk_count) {
-        clheap_write_header(h, fused, sentinel, 1u, first);
+        clheap_write_header(h, fused, sentinel, 1u, first, prev);
         return;
     }
-    clheap_u32 unit, units;
     clheap_presplit_chunk(h, index, &unit, &units);
-    clheap_write_header(h, fused, unit, 0u, index + 1u == chunk_count ? sentinel : unit + units);
+    clheap_write_header(h, fused, unit, 0u, index + 1u == chunk_count ? sentinel : unit + units, prev);
 }
 
 #endif

@@ -13,7 +13,7 @@
 
 #define CLHEAP_UNIT 16u
 #define CLHEAP_MAGIC 0x50484c43u /* "CLHP" */
-#define CLHEAP_LAYOUT_VERSION 9u
+#define CLHEAP_LAYOUT_VERSION 10u
 
 /* Allocator kinds (CLHEAP_KIND_*) and the device's error counter words (CLHEAP_HDR_ERR_*):
  * generated, with the C API's names for them, from cmake/vocabulary.cmake. */
@@ -116,6 +116,7 @@
  *   unfused (CMalloc, CMMalloc): word 0 flag, word 1 next chunk's unit, word 2 bytes requested
  *   fused (CFMalloc, CFMMalloc): words 0-1 one 64-bit word {check:32 | used:1 | next:31},
  *                                word 2 bytes requested
+ *   both: word 3 the previous chunk's unit (0 for the first chunk; cl/clheap_circular.h)
  * Flags are tagged with a hash of the header's own unit: FREE(x) and USED(x) are
  * distinct non-zero values found only at x, and a header merged away is set DEAD (0).
  * A walker holding a stale offset (the header was merged into its predecessor and may
@@ -125,6 +126,7 @@
 #define CLHEAP_CHUNK_WORD_FLAG 0
 #define CLHEAP_CHUNK_WORD_NEXT 1
 #define CLHEAP_CHUNK_WORD_REQUEST 2
+#define CLHEAP_CHUNK_WORD_PREV 3
 #define CLHEAP_FLAG_DEAD 0u
 #define CLHEAP_FUSED_USED_BIT 0x80000000u
 #define CLHEAP_FUSED_NEXT_MASK 0x7fffffffu

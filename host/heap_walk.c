@@ -6,7 +6,8 @@
  *           order with no gap or overlap, and the sentinel's next is the first chunk,
  *           so the list is one cycle. Every header carries its own unit's tag and is
  *           FREE or USED (no claim or merge is left half done); a used chunk records a
- *           request of 1 byte up to its payload size.
+ *           request of 1 byte up to its payload size; every chunk's prev names the chunk
+ *           before it (the first chunk's is 0, the sentinel's the last chunk).
  *  bump     the counter may exceed the pool (failed requests add to it); the used
  *           part is the pool's prefix.
  *  bitmaps  (BitmapAlloc, BlockAlloc, TierAlloc) see cl/clheap_bitmap.h and check_bitmap;
@@ -70,7 +71,14 @@ static clheap_status walk_circular(const uint32_t *w, int fused, clheap_heap_sta
         return clheap_report_violation(what, len, "sentinel at unit %u is not a used header pointing to %u",
                          sentinel, first);
     double internal_sum = 0;
-    for (uint32_t u = first; u != sentinel; u = next) {
+    uint32_t before = 0;
+    for (uint32_t u = first;; before = u, u = next) {
+        uint32_t prev = w[(uint64_t)u * 4u + CLHEAP_CHUNK_WORD_PREV];
+        if (prev != before)
+            return clheap_report_violation(what, len, "chunk at unit %u names %u as the chunk before it, not %u", u,
+                                           prev, before);
+        if (u == sentinel)
+            break;
         if (!read_header(w, fused, u, &used, &next, &request))
             return clheap_report_violation(what, len, "unit %u should hold a chunk header (tag or flag wrong)", u);
         if (next <= u || next > sentinel)
