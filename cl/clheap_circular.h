@@ -124,6 +124,25 @@ static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u32 *clheap_rover(CLHEAP_GLOBAL clheap
     return h + CLHEAP_HDR_OFFSETS + index;
 }
 
+#ifndef CLHEAP_FREE_MOVES_ROVER
+#define CLHEAP_FREE_MOVES_ROVER 0 /* experiment (run 43): 1 = a merge stores the roving offset as before */
+#endif
+#ifndef CLHEAP_ROVER_WRAPS_HOME
+#define CLHEAP_ROVER_WRAPS_HOME 0 /* experiment (run 43): a claim past its sub-heap's end sends the offset home */
+#endif
+
+/* A merge killed the header at `dead` (its bytes now belong to `survivor`): the roving
+ * offset, if it named it, names the survivor instead. */
+static CLHEAP_INLINE void clheap_circular_rover_survives(CLHEAP_GLOBAL clheap_u32 *h, int multi, clheap_u32 dead,
+                                                         clheap_u32 survivor, clheap_u32 after)
+{
+    CLHEAP_GLOBAL clheap_u32 *rover = clheap_rover(h, multi);
+    if (CLHEAP_FREE_MOVES_ROVER)
+        clheap_store32(rover, after);
+    else if (clheap_load32(rover) == dead)
+        clheap_cas32(rover, dead, survivor);
+}
+
 /* Points the prev of the chunk at unit (ours to write: we own the chunk before it). */
 static CLHEAP_INLINE void clheap_circular_set_prev(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 unit, clheap_u32 prev)
 {
@@ -222,7 +241,8 @@ static CLHEAP_INLINE int clheap_try_claim(CLHEAP_GLOBAL clheap_u32 *h, int fused
 static CLHEAP_INLINE int clheap_circular_absorb_next(CLHEAP_GLOBAL clheap_u32 *h, int fused, int multi,
                                                      clheap_u32 o, clheap_u32 sentinel, clheap_u32 *next, int walls)
 {
-    if (*next == sentinel || (walls && clheap_circular_on_wall(h, *next)))
+    clheap_u32 dead = *next;
+    if (dead == sentinel || (walls && clheap_circular_on_wall(h, dead)))
         return 0;
     if (fused) {
         CLHEAP_GLOBAL clheap_u64 *after = clheap_fused_word(h, *next);
@@ -246,7 +266,7 @@ static CLHEAP_INLINE int clheap_circular_absorb_next(CLHEAP_GLOBAL clheap_u32 *h
         clheap_store32(after + CLHEAP_CHUNK_WORD_FLAG, CLHEAP_FLAG_DEAD);
     }
     clheap_circular_set_prev(h, *next, o);
-    clheap_store32(clheap_rover(h, multi), *next);
+    clheap_circular_rover_survives(h, multi, dead, o, *next);
     return 1;
 }
 
@@ -261,40 +281,65 @@ static CLHEAP_INLINE void clheap_circular_release(CLHEAP_GLOBAL clheap_u32 *h, i
         clheap_store32(clheap_chunk(h, o) + CLHEAP_CHUNK_WORD_FLAG, CLHEAP_FLAG_FREE(o));
 }
 
+/* Whether the header at q leads to p (a valid header of q's whose next is p). */
+static CLHEAP_INLINE int clheap_circular_leads_to(CLHEAP_GLOBAL clheap_u32 *h, int fused, clheap_u32 q, clheap_u32 p)
+{
+    if (fused) {
+        clheap_u64 w = clheap_load64(clheap_fused_word(h, q));
+        return (clheap_u32)(w >> 32) == CLHEAP_TAG(q) && ((clheap_u32)w & CLHEAP_FUSED_NEXT_MASK) == p;
+    }
+    CLHEAP_GLOBAL clheap_u32 *c = clheap_chunk(h, q);
+    clheap_u32 flag = clheap_load32(c + CLHEAP_CHUNK_WORD_FLAG);
+    return (flag == CLHEAP_FLAG_FREE(q) || flag == CLHEAP_FLAG_USED(q)) && clheap_load32(c + CLHEAP_CHUNK_WORD_NEXT) == p;
+}
+
 /* The chunk at o is ours, being freed (its next `next`): merges it into its predecessor
  * if that one is free and o starts no pre-split chunk. Returns the unit of the chunk the
- * caller now owns and releases: the predecessor, or o if it did not merge. */
+ * caller now owns and releases: the predecessor, or o if it did not merge.
+ * The predecessor must also be linked: a claim that splits names its rest as o's prev
+ * before it links the rest (see clheap_circular_claim), and a merge into a rest not yet
+ * linked would kill o while the claimed chunk still leads to it (walkers met the dead
+ * header until the link: 0.2% - 1% of test_core_threads' mallocs gave up). A rest not
+ * yet linked still names its splitter as prev, whose next is not the rest; a linked
+ * chunk's prev leads to it (or is 0: the first chunk). */
 static CLHEAP_INLINE clheap_u32 clheap_circular_merge_back(CLHEAP_GLOBAL clheap_u32 *h, int fused, int multi,
                                                            clheap_u32 o, clheap_u32 next)
 {
+    clheap_u32 first = h[CLHEAP_HDR_POOL_START];
     clheap_u32 p = clheap_load32(clheap_chunk(h, o) + CLHEAP_CHUNK_WORD_PREV);
-    if (p < h[CLHEAP_HDR_POOL_START] || p >= o || clheap_circular_on_wall(h, o))
+    if (p < first || p >= o || clheap_circular_on_wall(h, o))
         return o;
+    CLHEAP_GLOBAL clheap_u32 *c = clheap_chunk(h, p);
     if (fused) {
         CLHEAP_GLOBAL clheap_u64 *word = clheap_fused_word(h, p);
         clheap_u64 free_before_o = clheap_fused(p, 0u, o); /* free, and o its next */
-        if (clheap_load64(word) != free_before_o || clheap_cas64(word, free_before_o, free_before_o | CLHEAP_FUSED_USED_BIT) != free_before_o)
+        if (clheap_load64(word) != free_before_o ||
+            clheap_cas64(word, free_before_o, free_before_o | CLHEAP_FUSED_USED_BIT) != free_before_o)
             return o;
         clheap_fence_acquire();
-        clheap_store64(word, clheap_fused(p, 1u, next));
-        clheap_fence_release(); /* relinked past o before o dies */
-        clheap_store64(clheap_fused_word(h, o), (clheap_u64)CLHEAP_FLAG_DEAD);
     } else {
-        CLHEAP_GLOBAL clheap_u32 *c = clheap_chunk(h, p);
         if (clheap_load32(c + CLHEAP_CHUNK_WORD_FLAG) != CLHEAP_FLAG_FREE(p) ||
             clheap_cas32(c + CLHEAP_CHUNK_WORD_FLAG, CLHEAP_FLAG_FREE(p), CLHEAP_FLAG_USED(p)) != CLHEAP_FLAG_FREE(p))
             return o;
         clheap_fence_acquire();
-        if (clheap_load32(c + CLHEAP_CHUNK_WORD_NEXT) != o) { /* p was split or merged since its prev was written */
-            clheap_store32(c + CLHEAP_CHUNK_WORD_FLAG, CLHEAP_FLAG_FREE(p));
-            return o;
-        }
-        clheap_store32(c + CLHEAP_CHUNK_WORD_NEXT, next);
-        clheap_fence_release(); /* relinked past o before o dies */
-        clheap_store32(clheap_chunk(h, o) + CLHEAP_CHUNK_WORD_FLAG, CLHEAP_FLAG_DEAD);
     }
+    clheap_u32 q = clheap_load32(c + CLHEAP_CHUNK_WORD_PREV);
+    int linked = q ? q >= first && q < p && clheap_circular_leads_to(h, fused, q, p) : p == first;
+    if (!linked || (!fused && clheap_load32(c + CLHEAP_CHUNK_WORD_NEXT) != o)) {
+        clheap_circular_release(h, fused, p, o); /* unchanged */
+        return o;
+    }
+    if (fused)
+        clheap_store64(clheap_fused_word(h, p), clheap_fused(p, 1u, next));
+    else
+        clheap_store32(c + CLHEAP_CHUNK_WORD_NEXT, next);
+    clheap_fence_release(); /* relinked past o before o dies */
+    if (fused)
+        clheap_store64(clheap_fused_word(h, o), (clheap_u64)CLHEAP_FLAG_DEAD);
+    else
+        clheap_store32(clheap_chunk(h, o) + CLHEAP_CHUNK_WORD_FLAG, CLHEAP_FLAG_DEAD);
     clheap_circular_set_prev(h, next, p);
-    clheap_store32(clheap_rover(h, multi), p); /* o may have been a roving offset; p is free and larger */
+    clheap_circular_rover_survives(h, multi, o, p, p);
     return p;
 }
 
@@ -371,20 +416,18 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_claim(CLHEAP_GLOBAL clheap_u32 *
     if (next - o >= need + CLHEAP_MIN_CHUNK_UNITS) {
         clheap_u32 rest = o + need;
         clheap_write_header(h, fused, rest, 0u, next, o);
+        /* Before rest is linked: once it is, a walker may claim and split it and name its
+         * own rest. Until then nobody but next's free reads this (a merge back into rest,
+         * which sees rest unlinked and lets it be: clheap_circular_merge_back). */
+        clheap_circular_set_prev(h, next, rest);
         clheap_fence_release(); /* the new header is visible before it is linked */
         if (fused)
             clheap_store64(clheap_fused_word(h, o), clheap_fused(o, 1u, rest));
         else
             clheap_store32(clheap_chunk(h, o) + CLHEAP_CHUNK_WORD_NEXT, rest);
-        /* next's prev names rest only now, and only if it still names o: named before rest
-         * was linked, next's free could merge into rest while o still led to next, which
-         * it killed (walkers restarted until the link; 0.2% - 1% of mallocs gave up in
-         * test_core_threads); and once rest is linked, a walker that claimed and split it
-         * has already named its own rest. */
-        clheap_cas32(clheap_chunk(h, next) + CLHEAP_CHUNK_WORD_PREV, o, rest);
         next = rest;
     }
-    clheap_store32(rover, next);
+    clheap_store32(rover, CLHEAP_ROVER_WRAPS_HOME && multi && next - home >= h[CLHEAP_HDR_HEAP_UNITS] ? home : next);
     *end = next;
     return o;
 }
