@@ -25,7 +25,9 @@
  * and freeing 16 - 64 B, launch after launch on 1 GiB) the list kept one free chunk per
  * warp claim, about 700,000 after a lap of the pool, and each launch's walks merged
  * and split them again: H100, every launch after the rover's first lap took 1.3x -
- * 4.5x the first (issue 11, run 22).
+ * 4.5x the first (issue 11, run 22). With merges back and the roving offset left where
+ * claims put it (clheap_circular_rover_survives), H100 run 43: median launch CMMalloc
+ * 1.4 ms (was 6.5), CFMMalloc 1.1 (4.6), CFMalloc 4.6 (7.1), CMalloc 12.5 (13.4).
  *   prev is written only by the owner of the chunk before (a claimer that splits, an
  *   absorbing owner, a free that merges back, the leader of a warp claim), so when no
  *   kernel runs every chunk's prev is its predecessor (the first chunk's 0, the
@@ -45,8 +47,9 @@
  *  - a malloc's walk merges a free chunk too small for it with a free successor
  *    (CLHEAP_WALK_MERGES);
  *  - a free merges back into a free predecessor and forward with one free successor,
- *    neither across a wall; a stale roving offset restarts the walk at its sub-heap's
- *    first chunk (a wall), not at the pool's.
+ *    neither across a wall; merges move the roving offset only off a header they kill;
+ *    a stale roving offset restarts the walk at its sub-heap's first chunk (a wall),
+ *    not at the pool's.
  *
  * Linearisation points: malloc, the CAS that sets the chunk's used flag (fused: the
  * used bit beside its tag and next); free, the store that clears it (a double free
@@ -124,22 +127,22 @@ static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u32 *clheap_rover(CLHEAP_GLOBAL clheap
     return h + CLHEAP_HDR_OFFSETS + index;
 }
 
-#ifndef CLHEAP_FREE_MOVES_ROVER
-#define CLHEAP_FREE_MOVES_ROVER 0 /* experiment (run 43): 1 = a merge stores the roving offset as before */
-#endif
-#ifndef CLHEAP_ROVER_WRAPS_HOME
-#define CLHEAP_ROVER_WRAPS_HOME 0 /* experiment (run 43): a claim past its sub-heap's end sends the offset home */
-#endif
-
 /* A merge killed the header at `dead` (its bytes now belong to `survivor`): the roving
- * offset, if it named it, names the survivor instead. */
+ * offset, if it named it, names the survivor instead; otherwise merges leave it alone.
+ * Why: merges used to store the chunk after the merged one there, which sent the next
+ * claims back into the stretch that frees were coalescing, among chunks still in use.
+ * H100 run 43, clheap-bench churn (100 launches of 2^20 work-items x 16 - 64 B, 1 GiB),
+ * median launch with merges moving it / leaving it: CMMalloc 3.1 / 1.4 ms, CFMMalloc
+ * 2.3 - 2.6 / 1.1, CFMalloc 6.5 - 6.7 / 4.6 (CMalloc 13 either way). The papers'
+ * Alloc-Cycle-Dealloc over iterations with one allocating work-item per warp, whose
+ * frees could be reused at once, pays: 1.12x the old time with merges moving it, 1.47x
+ * leaving it (CMalloc, CFMalloc). Sending the offset home at its sub-heap's end (multi)
+ * made PoCL's clheap-life 2.7x slower on a full 1 MiB heap and the churn no faster. */
 static CLHEAP_INLINE void clheap_circular_rover_survives(CLHEAP_GLOBAL clheap_u32 *h, int multi, clheap_u32 dead,
-                                                         clheap_u32 survivor, clheap_u32 after)
+                                                         clheap_u32 survivor)
 {
     CLHEAP_GLOBAL clheap_u32 *rover = clheap_rover(h, multi);
-    if (CLHEAP_FREE_MOVES_ROVER)
-        clheap_store32(rover, after);
-    else if (clheap_load32(rover) == dead)
+    if (clheap_load32(rover) == dead)
         clheap_cas32(rover, dead, survivor);
 }
 
@@ -266,7 +269,7 @@ static CLHEAP_INLINE int clheap_circular_absorb_next(CLHEAP_GLOBAL clheap_u32 *h
         clheap_store32(after + CLHEAP_CHUNK_WORD_FLAG, CLHEAP_FLAG_DEAD);
     }
     clheap_circular_set_prev(h, *next, o);
-    clheap_circular_rover_survives(h, multi, dead, o, *next);
+    clheap_circular_rover_survives(h, multi, dead, o);
     return 1;
 }
 
@@ -339,7 +342,7 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_merge_back(CLHEAP_GLOBAL clheap_
     else
         clheap_store32(clheap_chunk(h, o) + CLHEAP_CHUNK_WORD_FLAG, CLHEAP_FLAG_DEAD);
     clheap_circular_set_prev(h, next, p);
-    clheap_circular_rover_survives(h, multi, o, p, p);
+    clheap_circular_rover_survives(h, multi, o, p);
     return p;
 }
 
@@ -427,7 +430,7 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_claim(CLHEAP_GLOBAL clheap_u32 *
             clheap_store32(clheap_chunk(h, o) + CLHEAP_CHUNK_WORD_NEXT, rest);
         next = rest;
     }
-    clheap_store32(rover, CLHEAP_ROVER_WRAPS_HOME && multi && next - home >= h[CLHEAP_HDR_HEAP_UNITS] ? home : next);
+    clheap_store32(rover, next);
     *end = next;
     return o;
 }
