@@ -235,12 +235,31 @@ static CLHEAP_INLINE int clheap_try_claim(CLHEAP_GLOBAL clheap_u32 *h, int fused
     return 0;
 }
 
+/* The chunks `owner` and `dead` are ours (owner used, dead claimed), dead right after
+ * owner: owner now reaches to `next`, dead's next. Relink first and only then mark dead
+ * dead, so no live header points at a dead one for longer than two stores even if this
+ * work-item is descheduled; then next's prev and the roving offset follow. Both merges,
+ * forward (clheap_circular_absorb_next) and back (clheap_circular_merge_back), end here. */
+static CLHEAP_INLINE void clheap_circular_unlink(CLHEAP_GLOBAL clheap_u32 *h, int fused, int multi, clheap_u32 owner,
+                                                 clheap_u32 dead, clheap_u32 next)
+{
+    if (fused)
+        clheap_store64(clheap_fused_word(h, owner), clheap_fused(owner, 1u, next));
+    else
+        clheap_store32(clheap_chunk(h, owner) + CLHEAP_CHUNK_WORD_NEXT, next);
+    clheap_fence_release(); /* relinked past dead before it dies */
+    if (fused)
+        clheap_store64(clheap_fused_word(h, dead), (clheap_u64)CLHEAP_FLAG_DEAD);
+    else
+        clheap_store32(clheap_chunk(h, dead) + CLHEAP_CHUNK_WORD_FLAG, CLHEAP_FLAG_DEAD);
+    clheap_circular_set_prev(h, next, owner);
+    clheap_circular_rover_survives(h, multi, dead, owner);
+}
+
 /* The chunk at o is ours (used, claimed or being freed; its next in *next): swallows its
  * successor if that one is free (and, for a free's merge, `walls`, does not start a
  * pre-split chunk). Lock it first (it stays a valid, used header that walkers pass
- * through), relink past it, and only then mark it dead, so no live header points at a
- * dead one for longer than two stores even if this work-item is descheduled. Returns
- * whether it merged. */
+ * through), then clheap_circular_unlink. Returns whether it merged. */
 static CLHEAP_INLINE int clheap_circular_absorb_next(CLHEAP_GLOBAL clheap_u32 *h, int fused, int multi,
                                                      clheap_u32 o, clheap_u32 sentinel, clheap_u32 *next, int walls)
 {
@@ -254,9 +273,6 @@ static CLHEAP_INLINE int clheap_circular_absorb_next(CLHEAP_GLOBAL clheap_u32 *h
             clheap_cas64(after, wn, wn | CLHEAP_FUSED_USED_BIT) != wn)
             return 0;
         *next = (clheap_u32)wn & CLHEAP_FUSED_NEXT_MASK;
-        clheap_store64(clheap_fused_word(h, o), clheap_fused(o, 1u, *next));
-        clheap_fence_release();
-        clheap_store64(after, (clheap_u64)CLHEAP_FLAG_DEAD);
     } else {
         CLHEAP_GLOBAL clheap_u32 *after = clheap_chunk(h, *next);
         if (clheap_cas32(after + CLHEAP_CHUNK_WORD_FLAG, CLHEAP_FLAG_FREE(*next), CLHEAP_FLAG_USED(*next)) !=
@@ -264,12 +280,8 @@ static CLHEAP_INLINE int clheap_circular_absorb_next(CLHEAP_GLOBAL clheap_u32 *h
             return 0;
         clheap_fence_acquire();
         *next = clheap_load32(after + CLHEAP_CHUNK_WORD_NEXT);
-        clheap_store32(clheap_chunk(h, o) + CLHEAP_CHUNK_WORD_NEXT, *next); /* relink, then kill */
-        clheap_fence_release();
-        clheap_store32(after + CLHEAP_CHUNK_WORD_FLAG, CLHEAP_FLAG_DEAD);
     }
-    clheap_circular_set_prev(h, *next, o);
-    clheap_circular_rover_survives(h, multi, dead, o);
+    clheap_circular_unlink(h, fused, multi, o, dead, *next);
     return 1;
 }
 
@@ -332,17 +344,7 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_merge_back(CLHEAP_GLOBAL clheap_
         clheap_circular_release(h, fused, p, o); /* unchanged */
         return o;
     }
-    if (fused)
-        clheap_store64(clheap_fused_word(h, p), clheap_fused(p, 1u, next));
-    else
-        clheap_store32(c + CLHEAP_CHUNK_WORD_NEXT, next);
-    clheap_fence_release(); /* relinked past o before o dies */
-    if (fused)
-        clheap_store64(clheap_fused_word(h, o), (clheap_u64)CLHEAP_FLAG_DEAD);
-    else
-        clheap_store32(clheap_chunk(h, o) + CLHEAP_CHUNK_WORD_FLAG, CLHEAP_FLAG_DEAD);
-    clheap_circular_set_prev(h, next, p);
-    clheap_circular_rover_survives(h, multi, o, p);
+    clheap_circular_unlink(h, fused, multi, p, o, next);
     return p;
 }
 
