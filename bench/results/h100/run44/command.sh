@@ -110,3 +110,27 @@ if [ "$part" = F ]; then
     echo "stress $a: exit $? $(tail -4 "$OUT/stress-$a.txt" | grep "$a:") at $SECONDS s"
   done
 fi
+# G  .device-carry/r44/g = 401929a + a three-line knob (a walk that met a header merged away and has no header to step
+#    back to steps to the dead header's prev, the chunk that most likely swallowed it, before it restarts from
+#    its sub-heap's first chunk; -DCLHEAP_RESTART_AT_PREV=1, off by default; r44/prev/test_stress has it on):
+#    churn of the four, plain / prev alternating, 2 rounds; test_stress of part F for CMalloc and CFMalloc, both.
+if [ "$part" = G ]; then
+  G=.device-carry/r44/g
+  for round in 1 2; do
+    for v in plain prev; do
+      mkdir -p "$OUT/$v/$round"
+      echo "== $v $round" >> "$OUT/churn.txt"
+      o=""; [ $v = prev ] && o="-DCLHEAP_RESTART_AT_PREV=1"
+      timeout 150 stdbuf -oL $G/clheap-bench --csv "$OUT/$v/$round" --only $LISTS ${o:+--options "$o"} churn 2>&1 | tee -a "$OUT/churn.txt"
+      echo "churn $v $round: exit ${PIPESTATUS[0]} at $SECONDS s"
+    done
+  done
+  for a in CMalloc CFMalloc; do
+    for v in plain prev; do
+      t=$G/test_stress; [ $v = prev ] && t=.device-carry/r44/prev/test_stress
+      CLHEAP_STRESS_ITEMS=65536 CLHEAP_STRESS_HEAP_MIB=1024 CLHEAP_STRESS_OPS=5000000 CLHEAP_STRESS_CHECK=10 \
+        timeout 100 stdbuf -oL $t $a > "$OUT/stress-$a-$v.txt" 2>&1
+      echo "stress $a $v: exit $? $(grep "work-items," "$OUT/stress-$a-$v.txt") at $SECONDS s"
+    done
+  done
+fi
