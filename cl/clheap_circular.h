@@ -322,18 +322,20 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_merge_back(CLHEAP_GLOBAL clheap_
 {
     clheap_u32 first = h[CLHEAP_HDR_POOL_START];
     clheap_u32 p = clheap_load32(clheap_chunk(h, o) + CLHEAP_CHUNK_WORD_PREV);
-    if (p < first || p >= o || clheap_circular_on_wall(h, o))
+    if (p < first || p >= o)
         return o;
+    /* The wall test (a loop over the pre-split levels) only once the predecessor is seen
+     * free: most frees find it in use and skip the loop. */
     CLHEAP_GLOBAL clheap_u32 *c = clheap_chunk(h, p);
     if (fused) {
         CLHEAP_GLOBAL clheap_u64 *word = clheap_fused_word(h, p);
         clheap_u64 free_before_o = clheap_fused(p, 0u, o); /* free, and o its next */
-        if (clheap_load64(word) != free_before_o ||
+        if (clheap_load64(word) != free_before_o || clheap_circular_on_wall(h, o) ||
             clheap_cas64(word, free_before_o, free_before_o | CLHEAP_FUSED_USED_BIT) != free_before_o)
             return o;
         clheap_fence_acquire();
     } else {
-        if (clheap_load32(c + CLHEAP_CHUNK_WORD_FLAG) != CLHEAP_FLAG_FREE(p) ||
+        if (clheap_load32(c + CLHEAP_CHUNK_WORD_FLAG) != CLHEAP_FLAG_FREE(p) || clheap_circular_on_wall(h, o) ||
             clheap_cas32(c + CLHEAP_CHUNK_WORD_FLAG, CLHEAP_FLAG_FREE(p), CLHEAP_FLAG_USED(p)) != CLHEAP_FLAG_FREE(p))
             return o;
         clheap_fence_acquire();
