@@ -36,8 +36,9 @@
  *
  * Differences from the paper, all for forward progress and safety under arbitrary
  * scheduling (see clheap_layout.h for the tagged flags):
- *  - the search is bounded: one lap from the roving offset, plus at most
- *    CLHEAP_MAX_RESTARTS restarts from the first chunk when a stale header is met;
+ *  - the search is bounded: one lap from the roving offset, at most
+ *    CLHEAP_MAX_STEPS_BACK steps back to the header before a stale one and
+ *    CLHEAP_MAX_RESTARTS restarts from the first chunk when that one is stale too;
  *    then NULL, counted in the heap header;
  *  - no work-item ever waits for another: a claimed chunk that is too small is released
  *    at once, a lost CAS moves on;
@@ -363,7 +364,7 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_claim(CLHEAP_GLOBAL clheap_u32 *
     clheap_u32 o = clheap_load32(rover);
     if (o < first || o >= sentinel)
         o = home;
-    clheap_u32 start = o, next = 0u, prev = 0u, merges = 0u;
+    clheap_u32 start = o, next = 0u, prev = 0u, merges = 0u, steps_back = 0u;
     int wrapped = 0, restarts = 0;
     for (;;) {
         if (o == sentinel) {
@@ -404,17 +405,18 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_claim(CLHEAP_GLOBAL clheap_u32 *
              * pool's first chunk, whose header is never merged away. Why the sub-heap's:
              * a roving offset left on a chunk that frees merged back sent the next
              * launch's walkers through every sub-heap before theirs. */
+            if (prev && ++steps_back <= CLHEAP_MAX_STEPS_BACK) {
+                o = prev;
+                prev = 0u;
+                continue;
+            }
             if (++restarts > CLHEAP_MAX_RESTARTS) {
                 *why = CLHEAP_HDR_ERR_CONTENDED;
                 return 0u;
             }
-            if (prev) {
-                o = prev;
-                prev = 0u;
-            } else {
-                o = start = o != home ? home : first;
-                wrapped = 0;
-            }
+            o = start = o != home ? home : first;
+            prev = 0u;
+            wrapped = 0;
             continue;
         }
         prev = o;

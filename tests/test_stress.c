@@ -5,6 +5,7 @@
  *   CLHEAP_STRESS_ITEMS     work-items, each holding at most one allocation (default 4096)
  *   CLHEAP_STRESS_HEAP_MIB  heap size (default 128)
  *   CLHEAP_STRESS_CHECK     rounds between full heap and word checks (default 1)
+ *   CLHEAP_STRESS_OPTIONS   more OpenCL build options (the GPU runs' -D knobs)
  *
  * Each round is one kernel: a work-item holding an allocation verifies every word of it
  * (each word holds its owner's tag plus its index, so a block handed to two owners, or
@@ -131,8 +132,9 @@ static int group_setup(void **state)
     if (clheap_heap_create(s->cl.context, s->cl.device, s->cl.queue, &config, &s->heap) != CLHEAP_SUCCESS)
         return -1;
     static char log[16384];
-    char options[32];
-    snprintf(options, sizeof options, "-DNULL_KIB=%du", NULL_KIB);
+    char options[512];
+    const char *more = getenv("CLHEAP_STRESS_OPTIONS");
+    snprintf(options, sizeof options, "-DNULL_KIB=%du %s", NULL_KIB, more ? more : "");
     if (clheap_heap_build_program(s->heap, 1, &kernels, options, &s->program, log, sizeof log) != CLHEAP_SUCCESS) {
         fprintf(stderr, "%s\n", log);
         return -1;
