@@ -50,7 +50,9 @@
  *  - a free merges back into a free predecessor and forward with one free successor,
  *    neither across a wall; merges move the roving offset only off a header they kill;
  *    a stale roving offset restarts the walk at its sub-heap's first chunk (a wall),
- *    not at the pool's.
+ *    not at the pool's;
+ *  - a single roving offset does not follow claims into the pre-split's smallest
+ *    chunks (clheap_circular_moves_rover).
  *
  * Linearisation points: malloc, the CAS that sets the chunk's used flag (fused: the
  * used bit beside its tag and next); free, the store that clears it (a double free
@@ -351,6 +353,30 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_merge_back(CLHEAP_GLOBAL clheap_
     return p;
 }
 
+/* Whether a claim of `need` units from a chunk of `units` moves the roving offset: for the
+ * single-offset variants over a binary pre-split, only a chunk at least that of the
+ * pre-split level at 3/4 of the levels, or 8 times the request. Why: the offset crept
+ * level by level through the pre-split, and once a lap it reached the last levels, whose
+ * chunks (450 - 900 B in 1 GiB) are smaller than a warp's claim; every walker then
+ * merged chunks to fit, and that launch took 100 - 200 ms against a median of 5 - 13.
+ * H100 run 45 G (clheap-bench churn, 100 launches, two rounds), slowest launch / all 100
+ * launches, moving on every claim against this rule: CMalloc 121 - 185 / 1,476 - 1,490
+ * ms against 23 - 26 / 1,322 - 1,368, CFMalloc 111 / 729 - 734 against 6 / 461; the
+ * papers' tests 0.76x - 1.16x (one round; 1.32x - 1.36x for 65 KiB requests, which this
+ * rule leaves as they were). A floor alone (4096 units, or the level at 3/4 for every
+ * variant: parts C - F) kept the offset on a few chunks where requests are tiny: the
+ * papers' Alloc-Cycle-Dealloc of 4 B got 1.2x - 2.3x slower in heaps of 1 - 16 MiB,
+ * and 1.7x - 9x for the multi variants, whose churn has no such launch (slowest 3 ms
+ * against a median of 1.1 - 1.4), so they move it on every claim as before. */
+static CLHEAP_INLINE int clheap_circular_moves_rover(CLHEAP_GLOBAL clheap_u32 *h, int multi, clheap_u32 units,
+                                                     clheap_u32 need)
+{
+    if (multi || h[CLHEAP_HDR_PRESPLIT] != CLHEAP_PRESPLIT_BINARY || units / 8u >= need)
+        return 1;
+    clheap_u32 level = h[CLHEAP_HDR_PRESPLIT_LEVELS] * 3u / 4u;
+    return units >= (h[CLHEAP_HDR_PRESPLIT_ARG] >> level);
+}
+
 /* Claims a chunk of at least `need` units (header included), splitting off the rest,
  * and moves the roving offset past it. Returns the chunk's header unit and, in *end, the
  * unit where it ends; 0 if nothing fits, with *why the header counter that explains it
@@ -422,6 +448,7 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_claim(CLHEAP_GLOBAL clheap_u32 *
         prev = o;
         o = next;
     }
+    int moves_rover = clheap_circular_moves_rover(h, multi, next - o, need);
     if (next - o >= need + CLHEAP_MIN_CHUNK_UNITS) {
         clheap_u32 rest = o + need;
         clheap_write_header(h, fused, rest, 0u, next, o);
@@ -436,7 +463,8 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_claim(CLHEAP_GLOBAL clheap_u32 *
             clheap_store32(clheap_chunk(h, o) + CLHEAP_CHUNK_WORD_NEXT, rest);
         next = rest;
     }
-    clheap_store32(rover, next);
+    if (moves_rover)
+        clheap_store32(rover, next);
     *end = next;
     return o;
 }
