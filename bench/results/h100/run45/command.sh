@@ -145,5 +145,29 @@ if [ "$part" = G ]; then
   timeout 120 .device-carry/r45/g/test_heap CMalloc CFMalloc CMMalloc CFMMalloc > "$OUT/test_heap.txt" 2>&1
   echo "test_heap: exit $? $(grep -c OK "$OUT/test_heap.txt") OK, $(grep -c FAILED "$OUT/test_heap.txt") FAILED at $SECONDS s"
 fi
+# H  .device-carry/r45/h: 0f5d3f8 + run45-H.patch: run 44's remerge for the single-offset variants only
+#    (-DCLHEAP_FREE_REMERGE=0 is 0f5d3f8's code). Churn of CMalloc and CFMalloc, 0 / 1, alternating, 3 rounds;
+#    test_stress of part A and papers of both with 1, papers with 0.
+if [ "$part" = H ]; then
+  N=.device-carry/r45/h
+  for round in 1 2 3; do
+    for k in 0 1; do
+      mkdir -p "$OUT/m$k/$round"
+      echo "== remerge $k $round" >> "$OUT/churn.txt"
+      timeout 150 stdbuf -oL $N/clheap-bench --csv "$OUT/m$k/$round" --only CMalloc,CFMalloc --options "-DCLHEAP_FREE_REMERGE=$k" churn 2>&1 | tee -a "$OUT/churn.txt" | tail -2
+      echo "churn $k $round: exit ${PIPESTATUS[0]} at $SECONDS s"
+    done
+  done
+  for a in CMalloc CFMalloc; do
+    CLHEAP_STRESS_ITEMS=65536 CLHEAP_STRESS_HEAP_MIB=1024 CLHEAP_STRESS_OPS=5000000 CLHEAP_STRESS_CHECK=10 \
+      timeout 100 stdbuf -oL $N/test_stress $a > "$OUT/stress-$a-m1.txt" 2>&1
+    echo "stress $a m1: exit $? $(grep "work-items," "$OUT/stress-$a-m1.txt") at $SECONDS s"
+  done
+  for k in 0 1; do
+    mkdir -p "$OUT/papers-m$k"
+    timeout 150 stdbuf -oL $N/clheap-bench --csv "$OUT/papers-m$k" --only CMalloc,CFMalloc --options "-DCLHEAP_FREE_REMERGE=$k" papers > "$OUT/papers-m$k.txt" 2>&1
+    echo "papers $k: exit $? at $SECONDS s"
+  done
+fi
 # every part: the outputs in one archive (the device tool returns a limited number of files)
 tar -C "$OUT" -czf /tmp/run45-$part.tgz . && rm -rf "${OUT:?}"/* && mv /tmp/run45-$part.tgz "$OUT/"
