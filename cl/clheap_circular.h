@@ -445,7 +445,7 @@ static CLHEAP_INLINE int clheap_circular_moves_rover(CLHEAP_GLOBAL clheap_u32 *h
 }
 
 /* Claims a chunk of at least `need` units (header included), splitting off the rest,
- * and moves the roving offset past it. Returns the chunk's header unit and, in *end, the
+ * and moves the roving offset past it (clheap_circular_moves_rover says when). Returns the chunk's header unit and, in *end, the
  * unit where it ends; 0 if nothing fits, with *why the header counter that explains it
  * (not incremented here: only a NULL that reaches the caller is counted). */
 static CLHEAP_INLINE clheap_u32 clheap_circular_claim(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 need, int fused,

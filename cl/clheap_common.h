@@ -14,12 +14,11 @@
  * with 128 none, at the same median launch time within 1.4x (H100 run 22, log-S10.txt).
  * Steps back have a budget of their own: they used to count as restarts, and since
  * frees merge back into their predecessors, a long walk of a large request through a
- * churning pool can meet more than 128 of them. test_stress on the
- * H100 (65,536 work-items, 1 GiB, 5 x 10^6 operations, 40% - 45% of the pool live),
- * contended NULLs with steps back counted as restarts / apart: CMalloc 277 / 0,
- * CFMalloc 1,028 / 0, CMMalloc 3 / 0, CFMMalloc 18 / 0, churn times unchanged (run 45
- * A). On the scheduled C11 core, 64 - 128 lanes of that test's sizes met 4 - 14 steps
- * back per restart. */
+ * churning pool can meet more than 128 of them. test_stress on the H100 (65,536
+ * work-items, 1 GiB, 5 x 10^6 operations, 40% - 45% of the pool live), contended NULLs
+ * with steps back counted as restarts / apart: CMalloc 277 / 0, CFMalloc 1,028 / 0,
+ * CMMalloc 3 / 0, CFMMalloc 18 / 0, churn times unchanged (run 45 A). On the scheduled
+ * C11 core, 64 - 128 lanes of that test's sizes met 4 - 14 steps back per restart. */
 #ifndef CLHEAP_MAX_RESTARTS
 #define CLHEAP_MAX_RESTARTS 128
 #endif
