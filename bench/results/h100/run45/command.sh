@@ -169,5 +169,25 @@ if [ "$part" = H ]; then
     echo "papers $k: exit $? at $SECONDS s"
   done
 fi
+# I  .device-carry/r45/i: 31ac8dc + run45-I.patch: a single-offset walk whose first chunk (the offset's) was
+#    merged away reads the offset again, once, instead of restarting at the pool's first chunk
+#    (-DCLHEAP_REREAD_ROVER=1; 0 is 31ac8dc's code). Churn of CMalloc and CFMalloc, 0 / 1, alternating, 3 rounds;
+#    test_stress of part A for both with 1.
+if [ "$part" = I ]; then
+  N=.device-carry/r45/i
+  for round in 1 2 3; do
+    for k in 0 1; do
+      mkdir -p "$OUT/x$k/$round"
+      echo "== reread $k $round" >> "$OUT/churn.txt"
+      timeout 150 stdbuf -oL $N/clheap-bench --csv "$OUT/x$k/$round" --only CMalloc,CFMalloc --options "-DCLHEAP_REREAD_ROVER=$k" churn 2>&1 | tee -a "$OUT/churn.txt" | tail -2
+      echo "churn $k $round: exit ${PIPESTATUS[0]} at $SECONDS s"
+    done
+  done
+  for a in CMalloc CFMalloc; do
+    CLHEAP_STRESS_OPTIONS="-DCLHEAP_REREAD_ROVER=1" CLHEAP_STRESS_ITEMS=65536 CLHEAP_STRESS_HEAP_MIB=1024 \
+      CLHEAP_STRESS_OPS=5000000 CLHEAP_STRESS_CHECK=10 timeout 100 stdbuf -oL $N/test_stress $a > "$OUT/stress-$a-x1.txt" 2>&1
+    echo "stress $a x1: exit $? $(grep "work-items," "$OUT/stress-$a-x1.txt") at $SECONDS s"
+  done
+fi
 # every part: the outputs in one archive (the device tool returns a limited number of files)
 tar -C "$OUT" -czf /tmp/run45-$part.tgz . && rm -rf "${OUT:?}"/* && mv /tmp/run45-$part.tgz "$OUT/"
