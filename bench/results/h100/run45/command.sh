@@ -189,5 +189,16 @@ if [ "$part" = I ]; then
     echo "stress $a x1: exit $? $(grep "work-items," "$OUT/stress-$a-x1.txt") at $SECONDS s"
   done
 fi
+# J  .device-carry/r45/j: 965d229 + run45-J.patch (a trace, -DCLHEAP_CIRCULAR_TRACE: per launch the claims, walk
+#    steps, free chunks too small and used chunks passed, steps back, dead first chunks (restarts), walk merges,
+#    remerges, claims that moved the offset, and where the offset stands as a share of the pool; counted once per
+#    claim, not per step). Traced churn of CMalloc and CFMalloc, 2 rounds.
+if [ "$part" = J ]; then
+  for round in 1 2; do
+    CLHEAP_CHURN_TRACE=1 timeout 120 stdbuf -oL .device-carry/r45/j/clheap-bench --only CMalloc,CFMalloc \
+      --options "-DCLHEAP_CIRCULAR_TRACE" churn > "$OUT/trace-$round.txt" 2>&1
+    echo "trace $round: exit $? at $SECONDS s"; grep -v "trace [0-9]" "$OUT/trace-$round.txt" | tail -3
+  done
+fi
 # every part: the outputs in one archive (the device tool returns a limited number of files)
 tar -C "$OUT" -czf /tmp/run45-$part.tgz . && rm -rf "${OUT:?}"/* && mv /tmp/run45-$part.tgz "$OUT/"
