@@ -215,9 +215,8 @@ static CLHEAP_INLINE void clheap_circular_free_warp(__global clheap_u32 *h, __gl
     for (clheap_u32 k = 0u; k <= run && clheap_circular_absorb_next(h, CLHEAP_FUSED, CLHEAP_MULTI, o, h[CLHEAP_HDR_POOL_END],
                                                                    &next, k == run); k++) {
     }
-    clheap_u32 owner = clheap_circular_merge_back(h, CLHEAP_FUSED, CLHEAP_MULTI, o, next);
-    clheap_circular_release(h, CLHEAP_FUSED, owner, next);
-    clheap_circular_remerge(h, CLHEAP_FUSED, CLHEAP_MULTI, owner);
+    clheap_circular_remerge(h, CLHEAP_FUSED, CLHEAP_MULTI,
+                            clheap_circular_merge_back_and_release(h, CLHEAP_FUSED, CLHEAP_MULTI, o, next));
 }
 #endif
 

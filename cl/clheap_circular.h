@@ -356,6 +356,17 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_merge_back(CLHEAP_GLOBAL clheap_
     return p;
 }
 
+/* The end of every free, its forward merges done (o ours, its next `next`): merges o back
+ * into a free predecessor, then releases the chunk the caller now owns, whose unit it
+ * returns. */
+static CLHEAP_INLINE clheap_u32 clheap_circular_merge_back_and_release(CLHEAP_GLOBAL clheap_u32 *h, int fused,
+                                                                       int multi, clheap_u32 o, clheap_u32 next)
+{
+    clheap_u32 owner = clheap_circular_merge_back(h, fused, multi, o, next);
+    clheap_circular_release(h, fused, owner, next);
+    return owner;
+}
+
 /* Whether the chunk at u is free (a valid header of u's, not in use). */
 static CLHEAP_INLINE int clheap_circular_is_free(CLHEAP_GLOBAL clheap_u32 *h, int fused, clheap_u32 u)
 {
@@ -417,7 +428,7 @@ static CLHEAP_INLINE void clheap_circular_remerge(CLHEAP_GLOBAL clheap_u32 *h, i
         next = clheap_load32(c + CLHEAP_CHUNK_WORD_NEXT);
     }
     clheap_circular_absorb_next(h, fused, multi, o, sentinel, &next, 1);
-    clheap_circular_release(h, fused, clheap_circular_merge_back(h, fused, multi, o, next), next);
+    clheap_circular_merge_back_and_release(h, fused, multi, o, next);
 }
 
 /* Whether a claim of `need` units from a chunk of `units` moves the roving offset: for the
@@ -445,9 +456,10 @@ static CLHEAP_INLINE int clheap_circular_moves_rover(CLHEAP_GLOBAL clheap_u32 *h
 }
 
 /* Claims a chunk of at least `need` units (header included), splitting off the rest,
- * and moves the roving offset past it (clheap_circular_moves_rover says when). Returns the chunk's header unit and, in *end, the
- * unit where it ends; 0 if nothing fits, with *why the header counter that explains it
- * (not incremented here: only a NULL that reaches the caller is counted). */
+ * and moves the roving offset past it (clheap_circular_moves_rover says when). Returns
+ * the chunk's header unit and, in *end, the unit where it ends; 0 if nothing fits, with
+ * *why the header counter that explains it (not incremented here: only a NULL that
+ * reaches the caller is counted). */
 static CLHEAP_INLINE clheap_u32 clheap_circular_claim(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 need, int fused,
                                                       int multi, clheap_u32 *end, int *why)
 {
@@ -603,9 +615,7 @@ static CLHEAP_INLINE void clheap_circular_free(CLHEAP_GLOBAL clheap_u32 *h, CLHE
     if (!clheap_circular_free_check(h, ptr, fused, &o, &next))
         return;
     clheap_circular_absorb_next(h, fused, multi, o, h[CLHEAP_HDR_POOL_END], &next, 1);
-    clheap_u32 owner = clheap_circular_merge_back(h, fused, multi, o, next);
-    clheap_circular_release(h, fused, owner, next);
-    clheap_circular_remerge(h, fused, multi, owner);
+    clheap_circular_remerge(h, fused, multi, clheap_circular_merge_back_and_release(h, fused, multi, o, next));
 }
 
 /* ---- pre-splitting (eq. 1) ------------------------------------------------------
