@@ -60,6 +60,7 @@
 #define CLHEAP_HDR_TIER_TYPED 28    /* TierAlloc: 1: objects only in their own class's blocks (cl/clheap_tier.h) */
 #define CLHEAP_HDR_PAGES_LOW_FRONTIER 29  /* TierAlloc: where the next large request under a segment begins (a hint) */
 #define CLHEAP_HDR_PAGES_HIGH_FRONTIER 30 /* TierAlloc: where the next one over a segment ends (a hint) */
+#define CLHEAP_HDR_PAGES_LAST_BREAK 31    /* TierAlloc: the segment broken last, where looks in F begin (a hint) */
 /* Size classes (blocks): class c's slot bytes, frames per block, slots per block and
  * (TierAlloc) blocks per run, the unit its per-work-group-slot hints bump through. */
 #define CLHEAP_MAX_CLASSES 32

@@ -29,11 +29,25 @@
  * ends (host/heap_layout.c).
  *
  * Operations (no step waits for another work-item; every loop is bounded):
- *   take(m), m < 64   a fit of m ones in a container of F near the pool's low end, one
- *             that fills a free stretch exactly or else lies against a frame in use
- *             (one AND takes it; an AND that finds some bits gone gives back the
- *             others); else break a whole segment: clear its W bit, keep its first m
- *             frames, OR the other 64 - m into F. Linearisation point: the AND.
+ *   take(m), m < 64   a fit of m ones in a container of F, one that fills a free
+ *             stretch exactly or else lies against a frame in use (one AND takes it;
+ *             an AND that finds some bits gone gives back the others): first near
+ *             the pool's low end, then in the segment broken last
+ *             (CLHEAP_HDR_PAGES_LAST_BREAK) and the broken ones below it; else break
+ *             a whole segment: clear its W bit, keep its first m frames, OR the other
+ *             64 - m into F, and name it the segment broken last. Linearisation
+ *             point: the AND.
+ *             Why the look at the last break: in a GPU-wide burst on a fresh pool
+ *             the low end soon holds segments with a few scattered free frames; the
+ *             look from there spent its containers on them, and the takes that found
+ *             nothing broke fresh segments, used a few frames of each and left the
+ *             rest where no look reached (scheduled C11 core, 32,768 lanes, a warp's
+ *             small requests of one class together, test_stress's first round on
+ *             256 MiB: every segment broken, 85% of the frames of the upper half
+ *             free, 159 - 171 NULL for 1 - 2 MiB requests; with this look 26 - 57;
+ *             H100 run 46, with pieces (cl/clheap_tier.h): 107 -> 0). Why second:
+ *             looking there first made 2^20 mixed 16 B - 4 KiB mallocs at 8 GiB,
+ *             where the first look mostly finds a fit, 1.13 - 1.20x slower.
  *             A large request (not the small tier's) of m < 64 frames first tries
  *             the low frontier (up to CLHEAP_PAGES_FRONTIER_TRIES times): an add on
  *             CLHEAP_HDR_PAGES_LOW_FRONTIER hands it frames
@@ -93,6 +107,9 @@
 #endif
 #ifndef CLHEAP_PAGES_NEAR
 #define CLHEAP_PAGES_NEAR 16 /* containers a take looks at from its end, per round */
+#endif
+#ifndef CLHEAP_PAGES_NEAR_BREAK
+#define CLHEAP_PAGES_NEAR_BREAK 16 /* containers a take looks at from the last break down, per round (0: none) */
 #endif
 #ifndef CLHEAP_PAGES_SWEEP
 #define CLHEAP_PAGES_SWEEP 256 /* containers the last round looks at */
@@ -464,13 +481,16 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_frames(CLHEAP_GLOBAL clheap_u3
     clheap_u32 width = clheap_pages_width(h);
     clheap_u32 stop;
     int whole = m == CLHEAP_PAGES_SEGMENT, by_ends = CLHEAP_PAGES_BY_ENDS, spread = width > 1u;
-    /* Even steps look for a fit in F, odd ones take a whole segment (one call site
-     * each: see CLHEAP_NO_UNROLL). */
+    /* Each pass looks in F from the low end, then from the last break down, then takes
+     * a whole segment (one call site for the three: see CLHEAP_NO_UNROLL). */
     CLHEAP_NO_UNROLL
-    for (clheap_u32 step = (clheap_u32)whole; step < 2u * CLHEAP_PAGES_PASSES + 2u; step += 1u + (clheap_u32)whole) {
-        clheap_u32 pass = step / 2u, s = seed + pass * 0x2545F491u;
-        int last = pass == CLHEAP_PAGES_PASSES, segment = (int)(step & 1u), breaks = segment && !whole;
-        if (breaks && step == 1u && !small) { /* once, when the first looks found no fit */
+    for (clheap_u32 step = whole ? 2u : 0u; step < 3u * CLHEAP_PAGES_PASSES + 3u; step += whole ? 3u : 1u) {
+        clheap_u32 pass = step / 3u, s = seed + pass * 0x2545F491u;
+        int last = pass == CLHEAP_PAGES_PASSES, segment = step % 3u == 2u, breaks = segment && !whole;
+        int near_break = step % 3u == 1u;
+        if (near_break && !CLHEAP_PAGES_NEAR_BREAK)
+            continue;
+        if (breaks && step == 2u && !small) { /* once, when the first looks found no fit */
             clheap_u32 first = clheap_pages_take_frontier(h, m, 0);
             if (first != CLHEAP_BM_FAIL)
                 return first;
@@ -483,12 +503,19 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_frames(CLHEAP_GLOBAL clheap_u3
         clheap_u32 pos = segment && last ? clheap_bm_sweep(h, wdesc, s, CLHEAP_PAGES_SWEEP, 1)
                          : segment && !by_ends
                              ? clheap_bm_try_find_and_clear(h, wdesc, s)
-                             : clheap_pages_take_fit(h, segment ? wdesc : (clheap_u32)CLHEAP_BM_FREE, segment ? 1u : m, 0,
-                                                     spread, s, last ? CLHEAP_PAGES_SWEEP : CLHEAP_PAGES_NEAR, width,
-                                                     &stop, CLHEAP_BM_FAIL);
+                             : clheap_pages_take_fit(h, segment ? wdesc : (clheap_u32)CLHEAP_BM_FREE, segment ? 1u : m,
+                                                     near_break, spread && !near_break, s,
+                                                     near_break ? CLHEAP_PAGES_NEAR_BREAK
+                                                     : last     ? CLHEAP_PAGES_SWEEP
+                                                                : CLHEAP_PAGES_NEAR,
+                                                     near_break ? 1u : width, &stop,
+                                                     near_break ? clheap_load32(h + CLHEAP_HDR_PAGES_LAST_BREAK)
+                                                                : CLHEAP_BM_FAIL);
         if (breaks) {
-            if (pos != CLHEAP_BM_FAIL)
+            if (pos != CLHEAP_BM_FAIL) {
                 clheap_pages_free_frames(h, pos, ~clheap_ones64(m)); /* the frames we keep are the first m */
+                clheap_store32(h + CLHEAP_HDR_PAGES_LAST_BREAK, pos);
+            }
             clheap_add32(breaking, 0xFFFFFFFFu);
         }
         if (pos == CLHEAP_BM_FAIL)

@@ -263,11 +263,27 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_piece_frames(CLHEAP_GLOBAL clheap_u3
     return (h[CLHEAP_HDR_CLASS_BYTES + c] + frame_bytes - 1u) / frame_bytes;
 }
 
+#ifndef CLHEAP_TIER_PIECES_POOL_FRAMES
+/* Pools of at most this many frames take pieces for every class (see below). */
+#define CLHEAP_TIER_PIECES_POOL_FRAMES (1u << 21)
+#endif
+
 /* Whether `want` requests of class c that found no block with a free slot take pieces,
  * large allocations of their own frames, rather than open a block: in a pool too small
- * for a run per hint slot of the class (host/heap_layout.c, plan_runs), when their
- * frames are under half of a block's, and, where the class has no run at all, only if
- * a piece is exactly its frames (no byte of it wasted).
+ * for a run per hint slot of the class (host/heap_layout.c, plan_runs) or of at most
+ * CLHEAP_TIER_PIECES_POOL_FRAMES frames, when their frames are under half of a block's,
+ * and, where the class has no run at all, only if a piece is exactly its frames (no
+ * byte of it wasted).
+ * Why every class in small pools: the classes with a run per hint slot have herds too.
+ * A launch's warps of one (class, hint slot) arrive while the first of them opens the
+ * hint's run, and each other one found no block and opened its own (scheduled C11 core,
+ * 32,768 lanes, a warp's small requests of one class together, test_stress's first
+ * round on 256 MiB: 900 blocks of 8 - 16 frames each for the 128 - 384 B classes, one
+ * or two objects in each, 17% of the pool; with pieces and the page tier's look at its
+ * last break, 0 - 15 NULL instead of 159 - 171). Why not in larger pools: there a herd's
+ * blocks are a small share of the pool, and pieces would put a page-tier take and
+ * give-back on the path of a warp that met a busy hint (15% of class groups at 2^20
+ * mixed mallocs), unmeasured there.
  * Why the last rule: a class without runs has every request on this path, so pieces of
  * a frame for smaller objects were all it ever got, and a pool filled one request at a
  * time (PoCL: no warp batches) held 12.5% objects of 128 B, 50% of 512 B.
@@ -287,7 +303,8 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_piece_frames(CLHEAP_GLOBAL clheap_u3
 static CLHEAP_INLINE int clheap_tier_wants_pieces(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 want)
 {
     clheap_u32 hints = h[CLHEAP_HDR_CLASS_HINTS + c];
-    return hints < h[CLHEAP_HDR_HINT_SLOTS] && 2u * want * clheap_tier_piece_frames(h, c) < h[CLHEAP_HDR_CLASS_FRAMES + c] &&
+    int short_of_runs = hints < h[CLHEAP_HDR_HINT_SLOTS] || h[CLHEAP_HDR_FRAME_COUNT] <= CLHEAP_TIER_PIECES_POOL_FRAMES;
+    return short_of_runs && 2u * want * clheap_tier_piece_frames(h, c) < h[CLHEAP_HDR_CLASS_FRAMES + c] &&
            (hints || h[CLHEAP_HDR_CLASS_BYTES + c] % (h[CLHEAP_HDR_FRAME_UNITS] * CLHEAP_UNIT) == 0u);
 }
 
