@@ -1,0 +1,21 @@
+/* Lanes as coroutines for the scheduled C11 core (CLHEAP_CORE_SCHEDULED): before each
+ * shared access cl/clheap_port.h calls clheap_core_schedule_step, defined here, which
+ * hands the turn to a running lane drawn at random. One lane runs at a time, so a run
+ * is the same every time for a seed.
+ * Why coroutines: a GPU launch's first burst is tens of thousands of work-items, and
+ * tests/test_core_schedule.c's thread per lane with a semaphore handoff per access took
+ * 12 minutes for 32,000 lanes (H100 run 41's replay); a ucontext switch takes seconds
+ * for 32,768 lanes (run 46's). */
+#ifndef CLHEAP_TESTS_COROUTINE_LANES_H
+#define CLHEAP_TESTS_COROUTINE_LANES_H
+
+#include <stdint.h>
+
+typedef void (*coroutine_lane_work)(uint32_t lane, void *arg);
+
+/* Runs work(lane, arg) for lanes 0 .. count - 1 interleaved at every shared access, the
+ * order drawn from seed; returns when every lane has returned. Returns 0, or -1 if the
+ * stacks could not be had. Lanes must not call it. */
+int coroutine_lanes_run(uint32_t count, coroutine_lane_work work, void *arg, uint64_t seed);
+
+#endif
