@@ -33,8 +33,7 @@
  *             stretch exactly or else lies against a frame in use (one AND takes it;
  *             an AND that finds some bits gone gives back the others): first near
  *             the pool's low end, then in the segment broken last
- *             (CLHEAP_HDR_PAGES_LAST_BREAK) and the broken ones below it (pools of at
- *             most CLHEAP_PAGES_SMALL_POOL_SEGMENTS); else break
+ *             (CLHEAP_HDR_PAGES_LAST_BREAK) and the broken ones below it; else break
  *             a whole segment: clear its W bit, keep its first m frames, OR the other
  *             64 - m into F, and name it the segment broken last. Linearisation
  *             point: the AND.
@@ -112,40 +111,29 @@
 #ifndef CLHEAP_PAGES_NEAR_BREAK
 #define CLHEAP_PAGES_NEAR_BREAK 16 /* containers a take looks at from the last break down, per round (0: none) */
 #endif
-#ifndef CLHEAP_PAGES_SMALL_POOL_SEGMENTS
-/* Pools of at most this many segments (2^21 frames, as CLHEAP_TIER_PIECES_POOL_FRAMES)
- * are packed rather than spread: takes look at the last break too, and fewer segments
- * are broken at once (CLHEAP_PAGES_BREAKERS_SMALL_POOL). Why: in a small pool a burst's
- * scattered breaks leave large requests no room, while in an 8 GiB pool the first look
- * mostly finds a fit and the look at the last break only added time to the takes that
- * did not (H100 run 46: 2^20 mixed 16 B - 4 KiB mallocs 1.03 - 1.42x slower, measured
- * across two machines). */
-#define CLHEAP_PAGES_SMALL_POOL_SEGMENTS 32768u
-#endif
 #ifndef CLHEAP_PAGES_SWEEP
 #define CLHEAP_PAGES_SWEEP 256 /* containers the last round looks at */
 #endif
 #ifndef CLHEAP_PAGES_BREAKERS
-#define CLHEAP_PAGES_BREAKERS 4 /* whole segments broken at once before the next are deferred... */
+/* Whole segments broken at once before the next breaks are deferred: 2, or 1/512 of
+ * the segments (CLHEAP_PAGES_BREAK_SHARE) if more. Why so few: each break leaves 64 - m
+ * free frames that only later takes' looks find, and a burst's takes that found no fit
+ * broke segments faster than the looks refilled them. Scheduled C11 core
+ * (tests/test_core_burst.c: a warp's small requests of one class together, test_stress's
+ * sizes, a fresh pool's first burst), bursts with a NULL among those asking for at most
+ * 75% of the pool, 4 or 1/32 at once against these: 64 MiB and 8,192 lanes, 3 and 0 of 40
+ * with sizes to 1 MiB, 13 and 0 of 40 to 2 MiB; 256 MiB and 32,768 lanes, 1 and 0, 7 and
+ * 1 of 16. The small tier broke 140 - 170 segments instead of 230 - 265 in a 64 MiB
+ * burst; the takes that find no segment to break look in F again (bounded passes, the
+ * last one breaks regardless). H100 (run 47, test_stress's first round, 2^20 work-items
+ * on 8 GiB, 64% of it asked for): 3, 6, 8 and 11 NULL for 1 - 2 MiB requests with 4 or
+ * 1/32 and no look at the last break; 0 and 0 with these and the look; 17 and 19 with
+ * 1/512 alone. 8 GiB throughput, 15 alternating rounds: malloc 0.997x the time in the
+ * geometric mean, free 0.996x; 2^20 x 64 B and 256 B mallocs 1.15x and 1.09x slower. */
+#define CLHEAP_PAGES_BREAKERS 2
 #endif
 #ifndef CLHEAP_PAGES_BREAK_SHARE
-#define CLHEAP_PAGES_BREAK_SHARE 32 /* ...or 1/32 of the segments, if more */
-#endif
-#ifndef CLHEAP_PAGES_BREAKERS_SMALL_POOL
-/* In pools of at most CLHEAP_PAGES_SMALL_POOL_SEGMENTS: 2 breaks at once, or 1/512 of
- * the segments. Why: each break leaves 64 - m free frames that only later takes' looks
- * find, and a burst's takes that found no fit broke segments faster than the looks
- * refilled them. Scheduled C11 core (tests/test_core_burst.c: a warp's small requests
- * of one class together, test_stress's sizes, a fresh pool's first burst), failing
- * bursts of those asking for at most 75% of the pool, with 1/32: 64 MiB and 8,192
- * lanes, 3 of 40 with sizes to 1 MiB, 13 of 40 to 2 MiB; 256 MiB and 32,768 lanes,
- * 1 and 7 of 16. With 1/512: 0 and 0 of 40; 0 and 1 of 16. The small tier broke 140 -
- * 170 segments instead of 230 - 265 in a 64 MiB burst, and the takes that find no
- * segment to break look in F again (bounded passes, the last one breaks regardless). */
-#define CLHEAP_PAGES_BREAKERS_SMALL_POOL 2
-#endif
-#ifndef CLHEAP_PAGES_BREAK_SHARE_SMALL_POOL
-#define CLHEAP_PAGES_BREAK_SHARE_SMALL_POOL 512
+#define CLHEAP_PAGES_BREAK_SHARE 512
 #endif
 #ifndef CLHEAP_PAGES_BY_ENDS
 /* 1: pieces of up to a segment from the pool's low end, larger ones from its high end;
@@ -494,8 +482,7 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_fit(CLHEAP_GLOBAL clheap_u32 *
  * segment, broken if m < 64. A burst of requests that all find no fit would each break
  * a segment (measured on the H100 with the former buddy tier: 277 requests of 16 B to
  * 1 MiB split every segment of a 32 MiB pool, and the 1 MiB ones got NULL at 74% load),
- * so while CLHEAP_PAGES_BREAKERS breaks (or 1/32 of the segments; in small pools
- * CLHEAP_PAGES_BREAKERS_SMALL_POOL, or 1/512) are under way the
+ * so while CLHEAP_PAGES_BREAKERS breaks (or 1/512 of the segments) are under way the
  * others look again for the frames those give back, for up to CLHEAP_PAGES_PASSES rounds;
  * the last round breaks regardless and looks further (bounded). */
 static CLHEAP_INLINE clheap_u32 clheap_pages_take_frames(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 m, clheap_u32 seed,
@@ -504,10 +491,8 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_frames(CLHEAP_GLOBAL clheap_u3
     clheap_u32 wdesc = clheap_pages_segments_desc(h);
     CLHEAP_GLOBAL clheap_u32 *breaking = h + CLHEAP_HDR_PAGES_SPLITTING;
     clheap_u32 segments = h[wdesc + CLHEAP_BM_BITS];
-    int small_pool = segments <= CLHEAP_PAGES_SMALL_POOL_SEGMENTS;
-    clheap_u32 share = segments / (small_pool ? CLHEAP_PAGES_BREAK_SHARE_SMALL_POOL : CLHEAP_PAGES_BREAK_SHARE);
-    clheap_u32 least = small_pool ? CLHEAP_PAGES_BREAKERS_SMALL_POOL : CLHEAP_PAGES_BREAKERS;
-    clheap_u32 breakers = share > least ? share : least;
+    clheap_u32 share = segments / CLHEAP_PAGES_BREAK_SHARE;
+    clheap_u32 breakers = share > CLHEAP_PAGES_BREAKERS ? share : CLHEAP_PAGES_BREAKERS;
     clheap_u32 width = clheap_pages_width(h);
     clheap_u32 stop;
     int whole = m == CLHEAP_PAGES_SEGMENT, by_ends = CLHEAP_PAGES_BY_ENDS, spread = width > 1u;
@@ -518,7 +503,7 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_frames(CLHEAP_GLOBAL clheap_u3
         clheap_u32 pass = step / 3u, s = seed + pass * 0x2545F491u;
         int last = pass == CLHEAP_PAGES_PASSES, segment = step % 3u == 2u, breaks = segment && !whole;
         int near_break = step % 3u == 1u;
-        if (near_break && (!CLHEAP_PAGES_NEAR_BREAK || !small_pool))
+        if (near_break && !CLHEAP_PAGES_NEAR_BREAK)
             continue;
         if (breaks && step == 2u && !small) { /* once, when the first looks found no fit */
             clheap_u32 first = clheap_pages_take_frontier(h, m, 0);

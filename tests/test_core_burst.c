@@ -12,7 +12,7 @@
  * opened a block while the first opened the hint's run, the page tier's looks from the
  * low end missed the rests of the segments the burst broke, and too many segments were
  * broken at once (cl/clheap_tier.h, clheap_tier_wants_pieces; cl/clheap_pages.h, the
- * look at the last break and CLHEAP_PAGES_BREAKERS_SMALL_POOL). Before the first two
+ * look at the last break and CLHEAP_PAGES_BREAKERS). Before the first two
  * (509f3d2) the first six bursts here got 7 - 23 NULLs each; without the third the
  * first one gets 3.
  * Every allocation is stamped over its whole extent and verified; the heap check runs
