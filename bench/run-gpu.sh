@@ -5,7 +5,8 @@
 #
 #   bench/run-gpu.sh CARRY_DIR OUT_DIR
 # CARRY_DIR holds build/ (a clheap build made elsewhere) and lib/ (libOpenCL.so.1 from
-# ocl-icd and libcmocka.so.0, which that machine lacks).
+# ocl-icd and libcmocka.so.0, which that machine lacks), and may hold nvcache.tgz, the
+# compile cache an earlier run left in its OUT_DIR.
 set -uo pipefail
 carry=$(cd "$1" && pwd)
 out=$2
@@ -13,6 +14,12 @@ mkdir -p "$out" /etc/OpenCL/vendors
 echo libnvidia-opencl.so.1 >/etc/OpenCL/vendors/nvidia.icd
 export CLHEAP_PLATFORM=NVIDIA
 export LD_LIBRARY_PATH="$carry/lib:$carry/build:${LD_LIBRARY_PATH:-}"
+# NVIDIA's compile cache: a program compiled in an earlier call (carried back as
+# CARRY_DIR/nvcache.tgz from OUT_DIR/nvcache.tgz) loads at once instead of compiling for
+# minutes on a fresh machine (H100 run 47: TierAlloc's benchmark program, 200 s).
+export CUDA_CACHE_PATH=/tmp/clheap-nvcache CUDA_CACHE_MAXSIZE=4294967296
+mkdir -p "$CUDA_CACHE_PATH"
+[ -f "$carry/nvcache.tgz" ] && tar xzf "$carry/nvcache.tgz" -C "$CUDA_CACHE_PATH"
 build=$carry/build
 status=0
 
@@ -40,4 +47,5 @@ step bench_oom 45 "$build/bench/clheap-bench" --csv "$out" oom
 step bench_linux 60 "$build/bench/clheap-bench" --csv "$out" linux
 step bench_cache 30 "$build/bench/clheap-bench" --csv "$out" cache
 step bench_papers 240 "$build/bench/clheap-bench" --csv "$out" papers
+tar czf "$out/nvcache.tgz" -C "$CUDA_CACHE_PATH" .
 exit $status
