@@ -28,7 +28,7 @@
 
 #include "core_heap.h"
 #include "coroutine_lanes.h"
-#include "../cl/clheap_bitmap.h" /* clheap_hash32, as test_stress's kernel */
+#include "../cl/clheap_blocks.h" /* clheap_class_for; clheap_hash32, as test_stress's kernel */
 
 enum { WARP = 32, GROUP = 256 };
 
@@ -61,15 +61,6 @@ static void stamp(burst *b, uint32_t item)
     uint32_t *p = core_heap_pointer(&b->heap, b->units[item]);
     for (uint32_t w = 0; w < b->bytes[item] / 4u; w++)
         p[w] = stamp_of(item) + w;
-}
-
-static uint32_t class_of(core_heap *heap, uint32_t bytes)
-{
-    const uint32_t *h = heap->words;
-    for (uint32_t c = 0; c < h[CLHEAP_HDR_CLASS_COUNT]; c++)
-        if (bytes <= h[CLHEAP_HDR_CLASS_BYTES + c])
-            return c;
-    return CLHEAP_MAX_CLASSES;
 }
 
 /* One work-item; runs as a lane, so it records and never asserts (cmocka's failures
@@ -128,7 +119,7 @@ static int run_burst(uint32_t items, uint64_t mib, uint32_t size_seed, uint64_t 
     for (uint32_t i = 0; i < items; i++) {
         uint32_t r = clheap_hash32(i ^ clheap_hash32(size_seed));
         b.bytes[i] = stress_bytes(clheap_hash32(r + 0x5bd1e995u));
-        b.classes[i] = class_of(&b.heap, b.bytes[i]);
+        b.classes[i] = clheap_class_for(b.heap.words, b.bytes[i]);
         asked += b.bytes[i];
     }
 
