@@ -206,6 +206,61 @@ void bench_heap_close(heap_run *r)
     clheap_heap_destroy(r->heap);
 }
 
+/* The launch floor: kernels of the throughput's launch shapes that allocate nothing, timed
+ * as its malloc and free kernels are (profiling start to end), so that small launches can
+ * be read against what any kernel of that shape costs here. gallatin-bench measures the
+ * same kernels with CUDA events; their floors differ, and the comparison says by how much.
+ * Written as allocator "empty-kernel", bytes 0. */
+static const char *floor_source =
+    "__kernel void floor_malloc(__global uint *units) { units[get_global_id(0)] = 0u; }\n"
+    "__kernel void floor_free(__global const uint *units, __global uint *sink) {\n"
+    "    if (units[get_global_id(0)]) sink[0] = 1u;\n"
+    "}\n";
+
+static void throughput_floor(bench_env *env, size_t n, FILE *csv)
+{
+    cl_int err;
+    cl_program program = clCreateProgramWithSource(env->context, 1, &floor_source, NULL, &err);
+    if (err != CL_SUCCESS || clBuildProgram(program, 1, &env->device, "", NULL, NULL) != CL_SUCCESS) {
+        if (program)
+            clReleaseProgram(program);
+        return;
+    }
+    cl_kernel mk = clCreateKernel(program, "floor_malloc", &err), fk = clCreateKernel(program, "floor_free", &err);
+    cl_mem units = clCreateBuffer(env->context, CL_MEM_READ_WRITE, n * sizeof(uint32_t), NULL, &err);
+    cl_mem sink = clCreateBuffer(env->context, CL_MEM_READ_WRITE, sizeof(uint32_t), NULL, &err);
+    double tm[16], tf[16];
+    clSetKernelArg(mk, 0, sizeof units, &units);
+    clSetKernelArg(fk, 0, sizeof units, &units);
+    clSetKernelArg(fk, 1, sizeof sink, &sink);
+    for (int run = 0; run <= env->runs; run++) { /* run 0: warm-up */
+        size_t global = n, local = 256;
+        cl_event em, ef;
+        clEnqueueNDRangeKernel(env->queue, mk, 1, NULL, &global, &local, 0, NULL, &em);
+        clFinish(env->queue);
+        clEnqueueNDRangeKernel(env->queue, fk, 1, NULL, &global, &local, 0, NULL, &ef);
+        clFinish(env->queue);
+        if (run > 0) {
+            tm[run - 1] = bench_event_seconds(em);
+            tf[run - 1] = bench_event_seconds(ef);
+        }
+        clReleaseEvent(em);
+        clReleaseEvent(ef);
+    }
+    double m_min, m_max;
+    bench_min_max(tm, env->runs, &m_min, &m_max);
+    double m = bench_median(tm, env->runs), f = bench_median(tf, env->runs);
+    printf("  %-16s %9zu %8s %12.3f %12.3f\n", "empty-kernel", n, "0", m * 1e3, f * 1e3);
+    if (csv)
+        fprintf(csv, "%s,%zu,%s,%.9f,%.9f,%.9f,%.9f,%.6e,%.6e,%d,%d,%s\n", "empty-kernel", n, "0", m, m_min, m_max, f,
+                n / m, n / f, 0, env->runs, "warm");
+    clReleaseMemObject(units);
+    clReleaseMemObject(sink);
+    clReleaseKernel(mk);
+    clReleaseKernel(fk);
+    clReleaseProgram(program);
+}
+
 int bench_throughput(bench_env *env)
 {
     size_t nsizes, nitems;
@@ -224,6 +279,8 @@ int bench_throughput(bench_env *env)
            env->runs, env->cold ? "each from a fresh heap" : "each after the last run's frees");
     printf("  %-16s %9s %8s %12s %12s %14s %14s %8s\n", "allocator", "items", "bytes",
            "malloc ms", "free ms", "malloc/s", "free/s", "NULLs");
+    for (size_t ii = 0; ii < nitems; ii++)
+        throughput_floor(env, items_list[ii], csv);
     int failures = 0;
     /* Every allocator, then BlockAlloc again with work-group request coalescing. */
     for (int row = CLHEAP_ATOMIC_MALLOC; row <= CLHEAP_ALLOCATOR_LAST + 1; row++) {

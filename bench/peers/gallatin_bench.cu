@@ -48,6 +48,22 @@ __global__ static void free_kernel(allocator_type *a, void **in, uint32_t n, uns
     a->free(in[id]);
 }
 
+/* The launch floor (clheap-bench's "empty-kernel" rows): kernels of the same launch shape
+ * that allocate nothing, timed as malloc_kernel and free_kernel are. */
+__global__ static void floor_malloc_kernel(void **out, uint32_t n)
+{
+    uint32_t id = blockIdx.x * blockDim.x + threadIdx.x;
+    if (id < n)
+        out[id] = nullptr;
+}
+
+__global__ static void floor_free_kernel(void **in, uint32_t n, unsigned *sink)
+{
+    uint32_t id = blockIdx.x * blockDim.x + threadIdx.x;
+    if (id < n && in[id])
+        *sink = 1u;
+}
+
 #define CHECK(call)                                                                         \
     do {                                                                                    \
         cudaError_t e_ = (call);                                                            \
@@ -124,6 +140,48 @@ int main(int argc, char **argv)
     size_t nshapes, nitems;
     const uint32_t *shapes = bench_throughput_shapes(quick, &nshapes);
     const uint32_t *items = bench_throughput_items(quick, &nitems);
+    for (size_t ii = 0; ii < nitems; ii++) {
+        uint32_t n = items[ii];
+        unsigned blocks = (n + 255) / 256, *sink;
+        void **ptrs;
+        CHECK(cudaMalloc(&ptrs, n * sizeof(void *)));
+        CHECK(cudaMalloc(&sink, sizeof(unsigned)));
+        cudaEvent_t e0, e1, e2, e3;
+        cudaEventCreate(&e0);
+        cudaEventCreate(&e1);
+        cudaEventCreate(&e2);
+        cudaEventCreate(&e3);
+        std::vector<double> tm, tf;
+        for (int run = 0; run <= runs; run++) { /* run 0: warm-up */
+            cudaEventRecord(e0);
+            floor_malloc_kernel<<<blocks, 256>>>(ptrs, n);
+            cudaEventRecord(e1);
+            CHECK(cudaDeviceSynchronize());
+            cudaEventRecord(e2);
+            floor_free_kernel<<<blocks, 256>>>(ptrs, n, sink);
+            cudaEventRecord(e3);
+            CHECK(cudaDeviceSynchronize());
+            float ms_m = 0, ms_f = 0;
+            cudaEventElapsedTime(&ms_m, e0, e1);
+            cudaEventElapsedTime(&ms_f, e2, e3);
+            if (run > 0) {
+                tm.push_back(ms_m * 1e-3);
+                tf.push_back(ms_f * 1e-3);
+            }
+        }
+        double m = median(tm), f = median(tf);
+        printf("  %-16s %9u %8s %12.3f %12.3f\n", "empty-kernel", n, "0", m * 1e3, f * 1e3);
+        if (csv)
+            fprintf(csv, "%s,%u,%s,%.9f,%.9f,%.9f,%.9f,%.6e,%.6e,%d,%d,%s\n", "empty-kernel", n, "0", m,
+                    *std::min_element(tm.begin(), tm.end()), *std::max_element(tm.begin(), tm.end()), f, n / m,
+                    n / f, 0, runs, "warm");
+        cudaEventDestroy(e0);
+        cudaEventDestroy(e1);
+        cudaEventDestroy(e2);
+        cudaEventDestroy(e3);
+        CHECK(cudaFree(ptrs));
+        CHECK(cudaFree(sink));
+    }
     for (size_t ii = 0; ii < nitems; ii++) {
         for (size_t si = 0; si < nshapes; si++) {
             uint32_t n = items[ii], shape = shapes[si];
