@@ -260,7 +260,7 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_warp(__global clheap_u32 *h, 
     clheap_u32 c = bytes ? clheap_class_for(h, bytes) : CLHEAP_MAX_CLASSES;
     clheap_u32 mask = clheap_ptx_activemask();
     clheap_u32 smalls = clheap_ptx_match(mask, c != CLHEAP_MAX_CLASSES);
-    clheap_u32 unit = 0u, peers = 0u, rank = 0u, pieces = 0u, first_piece = 0u, taker = 0u;
+    clheap_u32 unit = 0u, peers = 0u, rank = 0u, pieces = 0u, first_piece = 0u, taker = 0u, opened = 0u;
     clheap_u32 lane = clheap_ptx_laneid();
     if (c != CLHEAP_MAX_CLASSES) {
         peers = clheap_ptx_match(smalls, c);
@@ -283,6 +283,7 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_warp(__global clheap_u32 *h, 
                 clheap_u32 cls = clheap_ptx_shfl(smalls, c, src);
                 clheap_u32 blocks = clheap_ptx_shfl(smalls, o.blocks, src);
                 clheap_tier_write_run_headers(h, run, cls, blocks, index, stride);
+                opened += blocks * h[CLHEAP_HDR_CLASS_FRAMES + cls];
             }
             clheap_fence_release(); /* this lane's headers before the leader lists the runs */
             clheap_ptx_syncwarp(smalls);
@@ -318,7 +319,20 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_warp(__global clheap_u32 *h, 
         if (rank >= first_piece)
             unit = clheap_tier_piece_of(h, base, rank - first_piece, frames);
     }
-    return unit || c == CLHEAP_MAX_CLASSES ? unit : clheap_tier_take_larger(h, c, clheap_rotation_seed() + rank);
+    if (!unit && c != CLHEAP_MAX_CLASSES)
+        unit = clheap_tier_take_larger(h, c, clheap_rotation_seed() + rank);
+#if CLHEAP_TIER_SETTLE_PER_SEGMENT
+    /* The warp settles the share of what it opened (see cl/clheap_tier.h), last, where
+     * little else is live. */
+    if (opened) { /* the same for every lane of smalls */
+        clheap_ptx_syncwarp(smalls);
+        clheap_u32 index = popcount(smalls & ((1u << lane) - 1u)), share = clheap_tier_settle_share(h, opened);
+        clheap_u32 start = index ? 0u : clheap_tier_settle_claim(h, share);
+        start = clheap_ptx_shfl(smalls, start, 31u - clz(smalls & (0u - smalls)));
+        clheap_tier_settle_range(h, start, share, index, popcount(smalls));
+    }
+#endif
+    return unit;
 }
 #else
 /* BlockAlloc: the lanes asking for one class are served by the lowest lane, which
@@ -384,7 +398,7 @@ static CLHEAP_INLINE void clheap_blocks_free_warp(__global clheap_u32 *h, __glob
         clheap_fence_release();
         old = clheap_and64(clheap_block_alloc_bits(h, frame), ~bits);
         if (old & bits)
-            clheap_block_after_release(h, frame, cls - 1u, old, old & bits);
+            clheap_block_after_free(h, frame, cls - 1u, old, old & bits);
     }
     clheap_ptx_syncwarp(peers); /* the leader's branch */
     old = clheap_ptx_shfl64(peers, old, leader);

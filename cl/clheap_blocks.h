@@ -238,7 +238,7 @@ static CLHEAP_INLINE void clheap_block_reclaim(CLHEAP_GLOBAL clheap_u32 *h, clhe
     clheap_store32(clheap_block_header(h, frame) + CLHEAP_BLOCK_WORD_CLASS, 0u);
     clheap_fence_release();
     if (clheap_frames_from_pages(h))
-        clheap_pages_put(h, frame, h[CLHEAP_HDR_CLASS_FRAMES + c]);
+        clheap_pages_release(h, frame, h[CLHEAP_HDR_CLASS_FRAMES + c]);
     else
         clheap_bm_put_run(h, CLHEAP_BM_FREE, frame, h[CLHEAP_HDR_CLASS_FRAMES + c]);
 }
@@ -278,6 +278,47 @@ static CLHEAP_INLINE void clheap_block_after_release(CLHEAP_GLOBAL clheap_u32 *h
         if (old == ~(clheap_u64)0 && ours)
             clheap_bm_try_set(h, CLHEAP_BM_ACTIVE(c), frame);
     }
+}
+
+/* TierAlloc: marks the block at `frame` unsettled (cl/clheap_tier.h): one atomic whose
+ * result nobody waits for. */
+static CLHEAP_INLINE void clheap_block_mark_unsettled(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame)
+{
+    clheap_or64(clheap_bm_container(h, CLHEAP_BM_UNSETTLED(h[CLHEAP_HDR_CLASS_COUNT]), 0u, frame >> 6),
+                (clheap_u64)1 << (frame & 63u));
+}
+
+/* TierAlloc's free leaves the work after its AND to later (see cl/clheap_tier.h,
+ * settling) only in launches of at most CLHEAP_TIER_DEFER_ITEMS work-items, and only
+ * while the page tier has handed out less than CLHEAP_TIER_DEFER_USED_PERCENT of the
+ * pool's frames. */
+#ifndef CLHEAP_TIER_DEFER_ITEMS
+#define CLHEAP_TIER_DEFER_ITEMS 32768
+#endif
+#ifndef CLHEAP_TIER_DEFER_USED_PERCENT
+#define CLHEAP_TIER_DEFER_USED_PERCENT 25
+#endif
+
+static CLHEAP_INLINE int clheap_tier_defers(CLHEAP_GLOBAL clheap_u32 *h)
+{
+    return clheap_launch_items() <= CLHEAP_TIER_DEFER_ITEMS &&
+           (clheap_u64)clheap_pages_used(h) * 100u <
+               (clheap_u64)h[CLHEAP_HDR_FRAME_COUNT] * CLHEAP_TIER_DEFER_USED_PERCENT;
+}
+
+/* What a user's free does after its AND freed `bits` of the block at `frame` of class c
+ * and found `old`: where there is something to settle (the block was full, or it is
+ * empty now), TierAlloc marks it unsettled if it defers (clheap_tier_defers);
+ * otherwise, and always in BlockAlloc, the block is settled at once
+ * (clheap_block_after_release). */
+static CLHEAP_INLINE void clheap_block_after_free(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame, clheap_u32 c,
+                                                  clheap_u64 old, clheap_u64 bits)
+{
+    if (clheap_frames_from_pages(h) && (old == ~(clheap_u64)0 || ((old & ~bits) & clheap_class_slots(h, c)) == 0) &&
+        clheap_tier_defers(h))
+        clheap_block_mark_unsettled(h, frame);
+    else
+        clheap_block_after_release(h, frame, c, old, bits);
 }
 
 /* Frees `bits` (all set) of the block at `frame` of class c. */
@@ -454,7 +495,7 @@ static CLHEAP_INLINE void clheap_block_free_slot(CLHEAP_GLOBAL clheap_u32 *h, cl
     if (!(old & bit))
         clheap_count_error(h, CLHEAP_HDR_ERR_DOUBLE_FREE);
     else
-        clheap_block_after_release(h, frame, c, old, bit);
+        clheap_block_after_free(h, frame, c, old, bit);
 }
 
 static CLHEAP_INLINE void clheap_blocks_free(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL void *ptr)

@@ -89,6 +89,16 @@ __kernel void clheap_close_runs(__global clheap_heap *heap)
     if (i < h[CLHEAP_HDR_CLASS_COUNT] * slots && i % slots < h[CLHEAP_HDR_CLASS_HINTS + i / slots])
         clheap_tier_close_hint(h, i / slots, i % slots);
 }
+
+/* TierAlloc: one work-item per container of the unsettled bitmap settles its blocks
+ * (after clheap_close_runs, whose released runs mark theirs). */
+__kernel void clheap_settle(__global clheap_heap *heap)
+{
+    __global uint *h = clheap_words(heap);
+    uint i = (uint)get_global_id(0);
+    if (i < (h[CLHEAP_HDR_FRAME_COUNT] + 63u) / 64u)
+        clheap_tier_settle_container(h, i);
+}
 #endif
 
 #if CLHEAP_HAS_BLOCKS

@@ -13,7 +13,7 @@
 
 #define CLHEAP_UNIT 16u
 #define CLHEAP_MAGIC 0x50484c43u /* "CLHP" */
-#define CLHEAP_LAYOUT_VERSION 10u
+#define CLHEAP_LAYOUT_VERSION 11u
 
 /* Allocator kinds (CLHEAP_KIND_*) and the device's error counter words (CLHEAP_HDR_ERR_*):
  * generated, with the C API's names for them, from cmake/vocabulary.cmake. */
@@ -61,6 +61,7 @@
 #define CLHEAP_HDR_PAGES_LOW_FRONTIER 29  /* TierAlloc: where the next large request under a segment begins (a hint) */
 #define CLHEAP_HDR_PAGES_HIGH_FRONTIER 30 /* TierAlloc: where the next one over a segment ends (a hint) */
 #define CLHEAP_HDR_PAGES_LAST_BREAK 31    /* TierAlloc: the segment broken last, where looks in F begin (a hint) */
+#define CLHEAP_HDR_SETTLE_CURSOR 23 /* TierAlloc (FreeHeap's lock word): the unsettled-blocks container the next bounded settle starts at (a hint) */
 /* Size classes (blocks): class c's slot bytes, frames per block, slots per block and
  * (TierAlloc) blocks per run, the unit its per-work-group-slot hints bump through. */
 #define CLHEAP_MAX_CLASSES 32
@@ -82,18 +83,28 @@
  * class c: 1 + 2c = allocated blocks (level 0 only: never searched), 2 + 2c = active
  * (allocated, not full) blocks.
  * TierAlloc: the same, bitmap 0 being the page tier's free frames of broken segments,
- * then 1 + 2 * count its whole free segments. */
-#define CLHEAP_PAGE_BITMAPS 1
+ * then 1 + 2 * count its whole free segments, 2 + 2 * count its unsettled blocks (one
+ * level, bit = a block's first frame, cl/clheap_tier.h). */
+#define CLHEAP_PAGE_BITMAPS 2
 #define CLHEAP_BM_DESC(i) (CLHEAP_HDR_BITMAPS + (i) * CLHEAP_BM_DESC_WORDS)
 #define CLHEAP_BM_FREE CLHEAP_BM_DESC(0)
 #define CLHEAP_BM_ALLOCATED(c) CLHEAP_BM_DESC(1 + 2 * (c))
 #define CLHEAP_BM_ACTIVE(c) CLHEAP_BM_DESC(2 + 2 * (c))
 #define CLHEAP_BM_SEGMENTS(classes) CLHEAP_BM_DESC(1 + 2 * (classes))
+#define CLHEAP_BM_UNSETTLED(classes) CLHEAP_BM_DESC(2 + 2 * (classes))
 #define CLHEAP_HDR_BITMAP_WORDS \
     (CLHEAP_HDR_BITMAPS + (1 + 2 * CLHEAP_MAX_CLASSES + CLHEAP_PAGE_BITMAPS) * CLHEAP_BM_DESC_WORDS)
 /* TierAlloc: per class, CLHEAP_HDR_HINT_SLOTS 64-bit run hints (cl/clheap_tier.h):
  * high word the run's first frame + 1 (0: none), low word the slots handed out. */
-#define CLHEAP_HDR_HINT_FIRST ((CLHEAP_HDR_BITMAP_WORDS + 3) & ~3)
+#define CLHEAP_HDR_HINT_FIRST (CLHEAP_HDR_PAGES_USED + CLHEAP_PAGES_USED_STRIPES * CLHEAP_PAGES_USED_STRIDE)
+/* TierAlloc: the frames the page tier has handed out (cl/clheap_pages.h, P5), the sum
+ * (mod 2^32) of CLHEAP_PAGES_USED_STRIPES words a 128-byte line apart, before the hints;
+ * a take or release adds to the stripe of its first frame's segment. Why striped: one
+ * word took an add from every block a launch emptied, and 2^20 frees of 4 KiB waited
+ * on it (H100 run 39: 69 -> 117 us). */
+#define CLHEAP_PAGES_USED_STRIPES 32u
+#define CLHEAP_PAGES_USED_STRIDE 32u
+#define CLHEAP_HDR_PAGES_USED ((CLHEAP_HDR_BITMAP_WORDS + 31) & ~31)
 
 /* Block header, one per frame (2 units, fixed offsets, the same in every block so a
  * stale reference always finds a header where it looks):

@@ -23,7 +23,11 @@
  *       release that completed it lost its CAS to a taker that then gave bits back
  *       (bounded; the check counts them in stale_hints, clheap_heap_repair moves them);
  *   P3  the bitmaps' upper levels are hints as in cl/clheap_bitmap.h;
- *   P4  no break is counted as under way (CLHEAP_HDR_PAGES_SPLITTING is 0).
+ *   P4  no break is counted as under way (CLHEAP_HDR_PAGES_SPLITTING is 0);
+ *   P5  U, the sum of the stripes at CLHEAP_HDR_PAGES_USED (cl/clheap_layout.h), is the
+ *       number of frames in neither bitmap: every take that hands frames out adds
+ *       them, every release subtracts them, each with one add whose result nobody
+ *       reads. Why: TierAlloc's free asks how full the pool is (clheap_tier_defers).
  * The frontiers (CLHEAP_HDR_PAGES_LOW_FRONTIER, _HIGH_FRONTIER) are hints: any value is
  * valid, and no frame outside the pool is taken. The host starts them at the pool's two
  * ends (host/heap_layout.c).
@@ -316,6 +320,28 @@ static CLHEAP_INLINE void clheap_pages_put(CLHEAP_GLOBAL clheap_u32 *h, clheap_u
         clheap_pages_free_frames(h, s, clheap_ones64(n) << lo);
         f += n;
     }
+}
+
+/* U's stripe for a take or release starting at frame `first` (P5). */
+static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u32 *clheap_pages_used_stripe(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 first)
+{
+    return h + CLHEAP_HDR_PAGES_USED + first / CLHEAP_PAGES_SEGMENT % CLHEAP_PAGES_USED_STRIPES * CLHEAP_PAGES_USED_STRIDE;
+}
+
+/* U: the frames handed out (P5). */
+static CLHEAP_INLINE clheap_u32 clheap_pages_used(CLHEAP_GLOBAL clheap_u32 *h)
+{
+    clheap_u32 used = 0;
+    for (clheap_u32 i = 0; i < CLHEAP_PAGES_USED_STRIPES; i++)
+        used += clheap_load32(h + CLHEAP_HDR_PAGES_USED + i * CLHEAP_PAGES_USED_STRIDE);
+    return used;
+}
+
+/* Gives back frames [first, first + frames) that a take handed out (counted in U). */
+static CLHEAP_INLINE void clheap_pages_release(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 first, clheap_u32 frames)
+{
+    clheap_add32(clheap_pages_used_stripe(h, first), 0u - frames);
+    clheap_pages_put(h, first, frames);
 }
 
 /* Takes the bits of mask (not 0) of segment s: from F, or, if the segment is whole,
@@ -742,8 +768,9 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_region(CLHEAP_GLOBAL clheap_u3
  * half first looks, first fit, at `looks` containers of segments from the one holding
  * it. Why the low half: a hint's runs follow each other (cl/clheap_tier.h), and runs
  * that walked on to the high end would leave large requests there no whole piece. */
-static CLHEAP_INLINE clheap_u32 clheap_pages_take_near(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frames, clheap_u32 seed,
-                                                       int small, clheap_u32 near, clheap_u32 looks)
+static CLHEAP_INLINE clheap_u32 clheap_pages_take_uncounted(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frames,
+                                                            clheap_u32 seed, int small, clheap_u32 near,
+                                                            clheap_u32 looks)
 {
     if (frames <= CLHEAP_PAGES_SEGMENT)
         return clheap_pages_take_frames(h, frames, seed, small);
@@ -802,6 +829,16 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_near(CLHEAP_GLOBAL clheap_u32 
     return first;
 }
 
+/* The same, counted in CLHEAP_HDR_PAGES_USED (U). */
+static CLHEAP_INLINE clheap_u32 clheap_pages_take_near(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frames, clheap_u32 seed,
+                                                       int small, clheap_u32 near, clheap_u32 looks)
+{
+    clheap_u32 first = clheap_pages_take_uncounted(h, frames, seed, small, near, looks);
+    if (first != CLHEAP_BM_FAIL)
+        clheap_add32(clheap_pages_used_stripe(h, first), frames);
+    return first;
+}
+
 static CLHEAP_INLINE clheap_u32 clheap_pages_take(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frames, clheap_u32 seed,
                                                   int small)
 {
@@ -812,7 +849,10 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take(CLHEAP_GLOBAL clheap_u32 *h, c
  * every segment free); one work-item per container. */
 static CLHEAP_INLINE void clheap_pages_init_container(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 which, clheap_u32 i)
 {
-    clheap_bm_init_container(h, which ? clheap_pages_segments_desc(h) : (clheap_u32)CLHEAP_BM_FREE, i, (int)which);
+    clheap_u32 desc = which == 1u   ? clheap_pages_segments_desc(h)
+                      : which == 2u ? (clheap_u32)CLHEAP_BM_UNSETTLED(h[CLHEAP_HDR_CLASS_COUNT])
+                                    : (clheap_u32)CLHEAP_BM_FREE;
+    clheap_bm_init_container(h, desc, i, which == 1u); /* only whole segments start free */
 }
 
 #endif

@@ -75,6 +75,8 @@ static CLHEAP_INLINE void clheap_fence_dependency(void) {}
  * NVIDIA): TierAlloc spreads small launches over its hint slots with them. */
 #define clheap_group_count() ((clheap_u32)get_num_groups(0))
 #define clheap_warp_in_group() ((clheap_u32)get_local_id(0) / 32u)
+/* Work-items in the launch: TierAlloc's free chooses how much of its work to defer. */
+#define clheap_launch_items() ((clheap_size)get_global_size(0) * get_global_size(1) * get_global_size(2))
 /* Seed for bitmap rotation: spreads work-items (DynaSOAr rotates by warp id). */
 #define clheap_rotation_seed() ((clheap_u32)get_global_id(0) * 0x9E3779B1u + (clheap_u32)get_global_id(1))
 
@@ -229,6 +231,9 @@ extern _Thread_local clheap_u32 clheap_host_group_index;
 #define clheap_group_index() clheap_host_group_index
 #define clheap_group_count() 1u
 #define clheap_warp_in_group() 0u
+/* The host build's launch size: set by the tests' threads (tests/core_heap.c). */
+extern _Thread_local clheap_u32 clheap_host_launch_items;
+#define clheap_launch_items() clheap_host_launch_items
 #define clheap_rotation_seed() (clheap_host_group_index * 0x9E3779B1u)
 #endif
 

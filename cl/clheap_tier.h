@@ -47,6 +47,30 @@
  * first frame of its block or large allocation, whose header names the class, or
  * CLHEAP_TIER_LARGE with the run's length in frames.
  *
+ * Settling. What a small free does after its AND (make a block that was full findable,
+ * give an emptied block's frames back) is most of its time: a chain of dependent
+ * atomics and fences on the last freeing lane. In small launches (at most
+ * CLHEAP_TIER_DEFER_ITEMS work-items) while the page tier has handed out less than a
+ * quarter of the pool (CLHEAP_TIER_DEFER_USED_PERCENT; cl/clheap_blocks.h,
+ * clheap_tier_defers), a free that leaves such work sets the block's bit in the
+ * unsettled bitmap instead (one OR whose result nobody waits for; bit = the block's
+ * first frame, one level). The work is done later by whoever takes the bit with an
+ * exchange of its container (clheap_tier_settle_container): requests that open frames
+ * for blocks, a share in proportion to what they opened (so launches that take much of
+ * the pool do not find it held by marked blocks), a large request or a class short of
+ * frames before it would return NULL (bounded, then every container), and
+ * clheap_heap_trim. Why only small launches: there the free's latency is the launch's
+ * (H100 run 38, 2^12 x mixed 16 B - 4 KiB free: 18.8 -> 10.1 us), while a launch of 2^20
+ * that left its blocks to the next made that one's mallocs 2 - 3x slower. Why only in a
+ * pool that is mostly free: blocks given back late come back where the next takes no
+ * longer look, and the large requests of a fuller pool then find no stretch long enough.
+ * test_tier's mixed sizes to 1 MiB, brought back to 75% of a 32 MiB pool after frees
+ * that take it from about 80% to 40% used, got a NULL in 5 of 22 H100 runs when frees
+ * deferred below half the pool, in 1 of 22 without deferring (and for fcc6549, before
+ * any of this), runs 38 - 39. Below a quarter, on the page tier of fa5828c (fewer breaks
+ * at once, looks from the last break), 0 of 102 H200 runs got one, as without deferring
+ * (run 48; 2^12 - 2^14 frees 0.49x - 0.92x the time, 16 KiB mallocs at 2^14 1.9x).
+ *
  * Invariants when no kernel runs (verified by clheap_heap_check), beyond those of the
  * blocks and the pages:
  *   T1  every frame is in exactly one of: a free piece of the page tier, a block (its
@@ -59,6 +83,10 @@
  *       run's RUN(c) * CAPACITY(c) slots, every block of the run from slot t on is a
  *       block of class c whose slots from t on are set (held for the hint); runs of
  *       distinct live hints do not share a block with unhanded slots.
+ *   T4  a block with a free slot that is not in its class's active bitmap is marked
+ *       unsettled (so is an empty block not yet given back); a mark on a frame that
+ *       starts no block, or a block settled since, is stale and harmless (a settler
+ *       reads the class first).
  *
  * Linearisation points: small malloc from a run, the add on the hint; otherwise the OR
  * that sets the slot's bit (rolled back if the class re-check fails; for a slot of a
@@ -67,7 +95,9 @@
  * its hint to 0 (adds before it are counted in the t it saw, adds after it see 0);
  * large malloc, the page tier's take; large free, the CAS of the first frame's class
  * from LARGE to 0 (so of two frees of one allocation exactly one succeeds, the other
- * is counted).
+ * is counted); settling, the exchange that takes a container's marks (each mark has
+ * one settler), then for an empty block the OR that takes every slot (invalidation,
+ * rolled back if a slot was taken meanwhile).
  *
  * Happens-before: a run's block headers are written, then clheap_fence_release, then
  * the exchange that installs the hint; a request's add reads that value and computes
@@ -75,7 +105,9 @@
  * headers (owners, length) are written, then clheap_fence_release, then its class: a
  * free that reads LARGE (after clheap_fence_acquire) sees the length. A free writes
  * class 0, clheap_fence_release, then releases the frames: the next owner's writes
- * come after. */
+ * come after. A free that marks its block did so after clheap_fence_release and its AND;
+ * the settler's OR on the block's bitmap reads that AND, then clheap_fence_acquire, then
+ * it gives the frames back as a free does. */
 #ifndef CLHEAP_TIER_H
 #define CLHEAP_TIER_H
 
@@ -160,15 +192,30 @@ static CLHEAP_INLINE void clheap_tier_list_run(CLHEAP_GLOBAL clheap_u32 *h, clhe
     }
 }
 
-/* Frees the slots [from, blocks * CAPACITY(c)) of a run nobody hands out any more. */
+/* 1: a run opened for one request gives its unwanted slots back as a user's free does
+ * (clheap_tier_release_run); 0: at once. */
+#ifndef CLHEAP_TIER_RELEASE_LATER
+#define CLHEAP_TIER_RELEASE_LATER 1
+#endif
+
+/* Frees the slots [from, blocks * CAPACITY(c)) of a run nobody hands out any more:
+ * settling its blocks at once (`later` 0: a closed run, whose closer searches them
+ * next), or as a user's free does (a run opened for one request, its unwanted slots:
+ * in a small launch, marking its blocks was 7 us less on the fallback path than making
+ * them findable, H100 run 38, 2^12 x mixed 16 B - 4 KiB malloc). */
 static CLHEAP_INLINE void clheap_tier_release_run(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 run, clheap_u32 c,
-                                                  clheap_u32 from, clheap_u32 blocks)
+                                                  clheap_u32 from, clheap_u32 blocks, int later)
 {
     clheap_u32 capacity = h[CLHEAP_HDR_CLASS_CAPACITY + c], frames = h[CLHEAP_HDR_CLASS_FRAMES + c];
     for (clheap_u32 b = from / capacity; b < blocks; b++) {
         clheap_u32 lo = b == from / capacity ? from % capacity : 0u;
         clheap_u64 bits = clheap_class_slots(h, c) & ~(lo ? clheap_ones64(lo) : (clheap_u64)0);
-        clheap_block_release_slots(h, run + b * frames, c, bits);
+        clheap_u32 block = run + b * frames;
+        clheap_u64 old = clheap_and64(clheap_block_alloc_bits(h, block), ~bits);
+        if (later)
+            clheap_block_after_free(h, block, c, old, bits);
+        else
+            clheap_block_after_release(h, block, c, old, bits);
     }
 }
 
@@ -238,7 +285,7 @@ static CLHEAP_INLINE void clheap_tier_close_hint(CLHEAP_GLOBAL clheap_u32 *h, cl
             return; /* empty, or used up: its opener owns it */
         clheap_u64 seen = clheap_cas64(hint, v, 0);
         if (seen == v) {
-            clheap_tier_release_run(h, f - 1u, c, t, h[CLHEAP_HDR_CLASS_RUN + c]);
+            clheap_tier_release_run(h, f - 1u, c, t, h[CLHEAP_HDR_CLASS_RUN + c], 0);
             return;
         }
         v = seen;
@@ -254,6 +301,116 @@ static CLHEAP_INLINE void clheap_tier_close_runs(CLHEAP_GLOBAL clheap_u32 *h, cl
     for (clheap_u32 k = all ? 0u : c; k < end; k++)
         for (clheap_u32 s = 0; s < h[CLHEAP_HDR_CLASS_HINTS + k]; s++)
             clheap_tier_close_hint(h, k, s);
+}
+
+/* Settling (see the top of this file): the block at `frame`, whose unsettled mark this
+ * work-item took. In use and not full: made findable (its active mark). Empty: taken
+ * whole with one OR (invalidated) and its frames returned to the page tier. Full, or no
+ * block any more (a mark that came after its settling): nothing. */
+static CLHEAP_INLINE void clheap_tier_settle_block(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame)
+{
+    CLHEAP_GLOBAL clheap_u32 *header = clheap_block_header(h, frame);
+    clheap_u32 cls = clheap_load32(header + CLHEAP_BLOCK_WORD_CLASS), count = h[CLHEAP_HDR_CLASS_COUNT];
+    if (cls == 0u || cls > count)
+        return;
+    clheap_u64 slots = clheap_class_slots(h, cls - 1u);
+    CLHEAP_GLOBAL clheap_u64 *alloc = clheap_block_alloc_bits(h, frame);
+    CLHEAP_NO_UNROLL
+    for (int attempt = 0; attempt < 2; attempt++) {
+        clheap_u64 seen = clheap_or64(alloc, slots), ours = slots & ~seen;
+        /* The block may have been settled by another (it was marked twice) and reopened
+         * since its class was read: the reopener wrote the class before the bitmap. */
+        clheap_fence_acquire();
+        clheap_u32 now = clheap_load32(header + CLHEAP_BLOCK_WORD_CLASS);
+        if (now != cls) {
+            if (ours && now != 0u && now <= count)
+                clheap_block_release_slots(h, frame, now - 1u, ours);
+            return;
+        }
+        if ((seen & slots) == 0u) {
+            clheap_block_reclaim(h, frame, cls - 1u, 1);
+            return;
+        }
+        if (!ours)
+            return; /* full: a free of one of its slots marks it again */
+        /* In use: give its free slots back; if frees emptied it meanwhile (they saw them
+         * taken, so none of them marked it), once more. */
+        clheap_u64 left = clheap_and64(alloc, ~ours);
+        if (((left & ~ours) & slots) != 0u) {
+            clheap_bm_try_set(h, CLHEAP_BM_ACTIVE(cls - 1u), frame);
+            return;
+        }
+    }
+    clheap_block_mark_unsettled(h, frame); /* bounded: the next settler has it */
+}
+
+/* Settles the blocks marked in container k of the unsettled bitmap, taken with one
+ * exchange (so each mark has one settler). */
+static CLHEAP_INLINE void clheap_tier_settle_container(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 k)
+{
+    CLHEAP_GLOBAL clheap_u64 *word = clheap_bm_container(h, CLHEAP_BM_UNSETTLED(h[CLHEAP_HDR_CLASS_COUNT]), 0u, k);
+    if (!clheap_load64(word))
+        return;
+    clheap_u64 bits = clheap_xchg64(word, 0);
+    CLHEAP_NO_UNROLL
+    for (; bits; bits &= bits - 1u)
+        clheap_tier_settle_block(h, k * 64u + clheap_ctz64(bits));
+}
+
+/* How much settling who does (see the top of this file): a request that opens frames
+ * for blocks settles CLHEAP_TIER_SETTLE_PER_SEGMENT containers of the unsettled bitmap
+ * per segment it opened, from a shared cursor, so the cursor passes the whole bitmap
+ * each time half the pool's worth of blocks is opened; a request whose take found no
+ * frames settles CLHEAP_TIER_SETTLE_LOOKS containers and tries again; the last resort
+ * before a NULL settles every container. Why in proportion to what is opened: in run 37
+ * (H100) only failing requests settled, one container each, after the page tier had run
+ * dry; every launch that took half the pool then spent 40 - 80 ms on it (2^20 x 4 KiB:
+ * 1.4 -> 79 ms), and the late, scattered returns cost test_tier a NULL. */
+#ifndef CLHEAP_TIER_SETTLE_PER_SEGMENT
+#define CLHEAP_TIER_SETTLE_PER_SEGMENT 2
+#endif
+#ifndef CLHEAP_TIER_SETTLE_LOOKS
+#define CLHEAP_TIER_SETTLE_LOOKS 64
+#endif
+
+/* Containers of the unsettled bitmap. */
+static CLHEAP_INLINE clheap_u32 clheap_tier_settle_containers(CLHEAP_GLOBAL clheap_u32 *h)
+{
+    return (h[CLHEAP_HDR_FRAME_COUNT] + 63u) / 64u;
+}
+
+/* Containers a request that opened `frames` frames settles. */
+static CLHEAP_INLINE clheap_u32 clheap_tier_settle_share(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frames)
+{
+    clheap_u32 n = (frames + 63u) / 64u * CLHEAP_TIER_SETTLE_PER_SEGMENT, total = clheap_tier_settle_containers(h);
+    return n < total ? n : total;
+}
+
+/* The first of n containers (n at most all) taken from the shared cursor: the next
+ * request's start where this one's ends, so concurrent settlers visit different ones. */
+static CLHEAP_INLINE clheap_u32 clheap_tier_settle_claim(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 n)
+{
+    return clheap_add32(h + CLHEAP_HDR_SETTLE_CURSOR, n) % clheap_tier_settle_containers(h);
+}
+
+/* Settles containers start + index, start + index + stride, ... below start + n (mod
+ * the count): one work-item alone (index 0, stride 1), or on NVIDIA the lanes of a warp
+ * share them (clheap_tier_malloc_warp). */
+static CLHEAP_INLINE void clheap_tier_settle_range(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 start, clheap_u32 n,
+                                                   clheap_u32 index, clheap_u32 stride)
+{
+    clheap_u32 total = clheap_tier_settle_containers(h);
+    CLHEAP_NO_UNROLL
+    for (clheap_u32 i = index; i < n; i += stride)
+        clheap_tier_settle_container(h, (start + i) % total);
+}
+
+/* Settles every container (`all`), or the next CLHEAP_TIER_SETTLE_LOOKS from the cursor. */
+static CLHEAP_INLINE void clheap_tier_settle(CLHEAP_GLOBAL clheap_u32 *h, int all)
+{
+    clheap_u32 total = clheap_tier_settle_containers(h);
+    clheap_u32 n = all || total < CLHEAP_TIER_SETTLE_LOOKS ? total : CLHEAP_TIER_SETTLE_LOOKS;
+    clheap_tier_settle_range(h, all ? 0u : clheap_tier_settle_claim(h, n), n, 0u, 1u);
 }
 
 /* Frames of one piece of class c. */
@@ -340,16 +497,20 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_piece_of(CLHEAP_GLOBAL clheap_u32 *h
 }
 
 /* Slots of class c when the run gave none: BlockAlloc's search, then (unless the
- * requests take pieces: CLHEAP_TIER_PIECES) its block opening; if they fail, the class's
- * runs are closed and the search is tried once more. */
+ * requests take pieces: CLHEAP_TIER_PIECES) its block opening; if they fail, tried again
+ * after settling (clheap_tier_settle), then after closing the class's runs. Why settle
+ * first: closing the runs that the class's other requests are handing out sends them
+ * all to open new ones. */
 static CLHEAP_INLINE clheap_u32 clheap_tier_reserve_slow(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c,
                                                          clheap_u32 want, clheap_u32 seed, clheap_u64 *got)
 {
     clheap_u32 frame = CLHEAP_BM_FAIL, why; /* unread: TierAlloc counts a NULL where the request ends */
     CLHEAP_NO_UNROLL
-    for (clheap_u32 attempt = 0; attempt < 2u && frame == CLHEAP_BM_FAIL; attempt++) {
-        clheap_u32 s = attempt ? seed ^ 0x68E31DA4u : seed;
-        if (attempt)
+    for (clheap_u32 attempt = 0; attempt < 3u && frame == CLHEAP_BM_FAIL; attempt++) {
+        clheap_u32 s = seed ^ 0x68E31DA4u * attempt;
+        if (attempt == 1u)
+            clheap_tier_settle(h, 0); /* frees not yet settled may have left slots or frames */
+        if (attempt == 2u)
             clheap_tier_close_runs(h, c);
         frame = clheap_block_reserve_active(h, c, want, s, got);
         if (frame == CLHEAP_BM_FAIL && !attempt && clheap_tier_wants_pieces(h, c, want))
@@ -429,7 +590,7 @@ static CLHEAP_INLINE void clheap_tier_take_finish(CLHEAP_GLOBAL clheap_u32 *h, c
             clheap_xchg64(o->hint, o->run != CLHEAP_BM_FAIL && keep < total ? ((clheap_u64)(o->run + 1u) << 32) | keep
                                                                              : 0u);
         else if (o->run != CLHEAP_BM_FAIL && keep < total)
-            clheap_tier_release_run(h, o->run, c, keep, o->blocks);
+            clheap_tier_release_run(h, o->run, c, keep, o->blocks, CLHEAP_TIER_RELEASE_LATER);
         if (o->run != CLHEAP_BM_FAIL) {
             g->run2 = o->run;
             g->k2 = keep;
@@ -451,6 +612,10 @@ static CLHEAP_INLINE void clheap_tier_take_many(CLHEAP_GLOBAL clheap_u32 *h, clh
         clheap_fence_release(); /* headers before the blocks are listed or their slots handed out */
     }
     clheap_tier_take_finish(h, c, seed, g, &o, CLHEAP_TIER_INSTALL | CLHEAP_TIER_FALL_BACK);
+    if (o.run != CLHEAP_BM_FAIL) {
+        clheap_u32 share = clheap_tier_settle_share(h, o.blocks * h[CLHEAP_HDR_CLASS_FRAMES + c]);
+        clheap_tier_settle_range(h, clheap_tier_settle_claim(h, share), share, 0u, 1u);
+    }
 }
 
 /* The unit g gives the request of rank `rank`, or 0 if it goes alone. */
@@ -483,10 +648,14 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_take_large(CLHEAP_GLOBAL clheap_u32 
     clheap_u32 frames = clheap_tier_frames_for(h, bytes);
     clheap_u32 f = CLHEAP_BM_FAIL;
     CLHEAP_NO_UNROLL
-    for (clheap_u32 attempt = 0; attempt < 2u && f == CLHEAP_BM_FAIL; attempt++) {
-        if (attempt) /* the runs' unused slots may hold the frames it needs */
+    for (clheap_u32 attempt = 0; attempt < 3u && f == CLHEAP_BM_FAIL; attempt++) {
+        if (attempt == 1u) { /* the runs' unused slots and unsettled blocks may hold the frames it needs */
             clheap_tier_close_runs(h, CLHEAP_MAX_CLASSES);
-        f = clheap_pages_take(h, frames, attempt ? seed ^ 0x68E31DA4u : seed, 0);
+            clheap_tier_settle(h, 0);
+        }
+        if (attempt == 2u) /* every container: a scan of the whole bitmap, so only on the way to a NULL */
+            clheap_tier_settle(h, 1);
+        f = clheap_pages_take(h, frames, seed ^ 0x68E31DA4u * attempt, 0);
     }
     if (f == CLHEAP_BM_FAIL)
         return 0u;
@@ -503,6 +672,7 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_take_larger(CLHEAP_GLOBAL clheap_u32
     clheap_u64 got = 0;
     clheap_u32 why, d = c;
     clheap_tier_close_runs(h, CLHEAP_MAX_CLASSES);
+    clheap_tier_settle(h, 1);
     clheap_u32 frame = clheap_block_reserve_any(h, c, 1u, seed, &got, &why);
     clheap_u32 last = h[CLHEAP_HDR_TIER_TYPED] ? c : h[CLHEAP_HDR_CLASS_COUNT] - 1u;
     CLHEAP_NO_UNROLL
@@ -568,7 +738,7 @@ static CLHEAP_INLINE void clheap_tier_free_large(CLHEAP_GLOBAL clheap_u32 *h, cl
     }
     clheap_store32(header + CLHEAP_BLOCK_WORD_ITER, 0u);
     clheap_fence_release(); /* the header is a free frame's before the frames are free */
-    clheap_pages_put(h, f, length);
+    clheap_pages_release(h, f, length);
 }
 
 static CLHEAP_INLINE void clheap_tier_free(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL void *ptr)
@@ -625,7 +795,7 @@ static CLHEAP_INLINE void clheap_bitmap_kinds_grow_item(CLHEAP_GLOBAL clheap_u32
     clheap_u32 count = 1u + class_bitmaps + (kind == CLHEAP_KIND_TIER ? (clheap_u32)CLHEAP_PAGE_BITMAPS : 0u);
     for (clheap_u32 b = 0; b < count; b++) {
         clheap_u32 desc = CLHEAP_BM_DESC(b);
-        int starts_free = kind == CLHEAP_KIND_TIER ? b > class_bitmaps : b == 0u;
+        int starts_free = kind == CLHEAP_KIND_TIER ? b == class_bitmaps + 1u : b == 0u; /* W, not the marks */
         clheap_u32 lo = old[desc + CLHEAP_BM_BITS], hi = starts_free ? h[desc + CLHEAP_BM_BITS] : lo;
         clheap_bm_grow_container(h, old, desc, i, lo, hi);
     }

@@ -24,6 +24,7 @@ struct clheap_heap {
     cl_kernel init_chunks;  /* circular, FreeHeap: clheap_init_chunks; bitmap kinds: clheap_init_bitmaps */
     cl_kernel collect_blocks; /* BlockAlloc: parallel_do's block list */
     cl_kernel close_runs;     /* TierAlloc: run hints closed before parallel_do */
+    cl_kernel settle;         /* TierAlloc: unsettled blocks settled after that */
     cl_kernel enqueue_malloc; /* host-enqueued allocations: made on first use */
     cl_kernel enqueue_free;
     cl_kernel grow;           /* clheap_grow, made on first use */
@@ -281,6 +282,8 @@ static void release_parts(clheap_heap *heap)
         clReleaseKernel(heap->collect_blocks);
     if (heap->close_runs)
         clReleaseKernel(heap->close_runs);
+    if (heap->settle)
+        clReleaseKernel(heap->settle);
     if (heap->enqueue_malloc)
         clReleaseKernel(heap->enqueue_malloc);
     if (heap->enqueue_free)
@@ -358,6 +361,8 @@ clheap_status clheap_heap_create(cl_context context, cl_device_id device, cl_com
             heap->collect_blocks = clCreateKernel(heap->program, "clheap_collect_blocks", &err);
             if (err == CL_SUCCESS && cfg.allocator == CLHEAP_TIER_ALLOC)
                 heap->close_runs = clCreateKernel(heap->program, "clheap_close_runs", &err);
+            if (err == CL_SUCCESS && cfg.allocator == CLHEAP_TIER_ALLOC)
+                heap->settle = clCreateKernel(heap->program, "clheap_settle", &err);
             size_t frames = heap->layout.header[CLHEAP_HDR_FRAME_COUNT];
             if (err == CL_SUCCESS)
                 heap->block_list = clCreateBuffer(context, CL_MEM_READ_WRITE,
@@ -735,6 +740,11 @@ clheap_status clheap_heap_trim(clheap_heap *heap)
     cl_int err = clSetKernelArg(heap->close_runs, 0, sizeof heap->buffer, &heap->buffer);
     if (err == CL_SUCCESS)
         err = clEnqueueNDRangeKernel(heap->queue, heap->close_runs, 1, NULL, &hints, NULL, 0, NULL, NULL);
+    size_t containers = ((size_t)heap->layout.header[CLHEAP_HDR_FRAME_COUNT] + 63) / 64;
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(heap->settle, 0, sizeof heap->buffer, &heap->buffer);
+    if (err == CL_SUCCESS)
+        err = clEnqueueNDRangeKernel(heap->queue, heap->settle, 1, NULL, &containers, NULL, 0, NULL, NULL);
     return err;
 }
 

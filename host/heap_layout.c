@@ -203,8 +203,9 @@ static void plan_runs(uint32_t *h, uint64_t frames)
 static uint64_t bitmap_units(uint64_t n, uint32_t bitmaps, uint32_t segment_order)
 {
     uint64_t units = bitmaps * ((bitmap_containers(n, NULL) * 8 + CLHEAP_UNIT - 1) / CLHEAP_UNIT);
-    if (segment_order)
-        units += (bitmap_containers(n >> segment_order, NULL) * 8 + CLHEAP_UNIT - 1) / CLHEAP_UNIT;
+    if (segment_order) /* TierAlloc's whole segments, then its unsettled blocks (one level) */
+        units += (bitmap_containers(n >> segment_order, NULL) * 8 + CLHEAP_UNIT - 1) / CLHEAP_UNIT +
+                 ((n + 63) / 64 * 8 + CLHEAP_UNIT - 1) / CLHEAP_UNIT;
     return units;
 }
 
@@ -256,7 +257,7 @@ static clheap_status plan_bitmap_kinds(const clheap_heap_config *config, uint64_
     }
     /* The most items (slots or frames) whose bitmaps, headers and data fit. */
     uint64_t avail = units - header_units;
-    uint64_t n = avail * 128 / ((uint64_t)(item_units + extra_units_per_item) * 128 + bitmaps + (tier ? 1 : 0));
+    uint64_t n = avail * 128 / ((uint64_t)(item_units + extra_units_per_item) * 128 + bitmaps + (tier ? 2 : 0));
     uint32_t segment_order = 0;
     for (;; n--) {
         if (n == 0 || n >= UINT32_MAX - 64) /* bit positions are 32-bit */
@@ -283,6 +284,8 @@ static clheap_status plan_bitmap_kinds(const clheap_heap_config *config, uint64_
         if (!describe_bitmap(h, b, n, blocks && b % 2u == 1u, &unit)) /* 1 + 2c: class c's allocated blocks */
             return CLHEAP_ERROR_SIZE_TOO_LARGE;
     if (segment_order && !describe_bitmap(h, bitmaps, n >> segment_order, 0, &unit)) /* TierAlloc's segments */
+        return CLHEAP_ERROR_SIZE_TOO_LARGE;
+    if (segment_order && !describe_bitmap(h, bitmaps + 1, n, 1, &unit)) /* TierAlloc's unsettled blocks */
         return CLHEAP_ERROR_SIZE_TOO_LARGE;
     h[CLHEAP_HDR_SEGMENT_ORDER] = segment_order;
     h[CLHEAP_HDR_BITMAP_UNITS] = (uint32_t)(unit - h[CLHEAP_HDR_BITMAP_FIRST]);

@@ -280,6 +280,15 @@ static clheap_status walk_pages(const uint32_t *w, uint8_t *free_map, clheap_hea
                 s->free_pieces += b == 0 || !(v >> (b - 1) & 1);
             }
     }
+    uint64_t free_frames = 0;
+    for (uint32_t f = 0; f < frames; f++)
+        free_frames += free_map[f];
+    uint32_t used = 0; /* P5: the stripes' sum, mod 2^32 */
+    for (uint32_t i = 0; i < CLHEAP_PAGES_USED_STRIPES; i++)
+        used += w[CLHEAP_HDR_PAGES_USED + i * CLHEAP_PAGES_USED_STRIDE];
+    if (used != frames - free_frames)
+        return clheap_report_violation(what, len, "the page tier counts %u frames handed out, its bitmaps %llu", used,
+                                       (unsigned long long)(frames - free_frames));
     s->segment_frames = 1u << top;
     return CLHEAP_SUCCESS;
 }
@@ -345,10 +354,13 @@ static clheap_status walk_blocks(const uint32_t *w, const uint8_t *free_map, clh
         uint32_t live = (uint32_t)__builtin_popcountll(alloc & slots);
         uint32_t capacity = w[CLHEAP_HDR_CLASS_CAPACITY + c];
         int active = bm_bit(w, CLHEAP_BM_ACTIVE(c), 0, f);
-        if (live < capacity && !active)
-            return clheap_report_violation(what, len, "block at frame %u (class %u) has %u of %u slots used but is not active",
-                             f, c, live, capacity);
+        int unsettled = free_map && bm_bit(w, CLHEAP_BM_UNSETTLED(classes), 0, f); /* TierAlloc: settled later */
+        if (live < capacity && !active && !unsettled)
+            return clheap_report_violation(what, len,
+                                           "block at frame %u (class %u) has %u of %u slots used but is neither active nor unsettled",
+                                           f, c, live, capacity);
         s->stale_hints += live == capacity && active;
+        s->unsettled_blocks += unsettled;
         blocks_seen[c]++;
         s->class_blocks[c]++;
         s->class_objects[c] += live;

@@ -11,6 +11,7 @@
 #include "heap_walk.h"
 
 _Thread_local clheap_u32 clheap_host_group_index;
+_Thread_local clheap_u32 clheap_host_launch_items;
 _Thread_local clheap_core_order clheap_core_orders;
 
 clheap_status core_heap_create(const clheap_heap_config *config, uint32_t compute_units,
@@ -104,7 +105,14 @@ uint32_t core_heap_malloc_many(core_heap *heap, size_t bytes, uint32_t n, uint32
             clheap_tier_write_run_headers(h, o.run, c, o.blocks, lane, n);
         clheap_fence_release();
     }
-    clheap_tier_take_finish(h, c, seed, &g, &o, CLHEAP_TIER_INSTALL | CLHEAP_TIER_FALL_BACK);
+    clheap_tier_take_finish(h, c, seed, &g, &o, CLHEAP_TIER_INSTALL);
+    if (o.run != CLHEAP_BM_FAIL) { /* the lanes settle their share, here in reverse lane order */
+        uint32_t share = clheap_tier_settle_share(h, o.blocks * h[CLHEAP_HDR_CLASS_FRAMES + c]);
+        uint32_t start = clheap_tier_settle_claim(h, share);
+        for (uint32_t lane = n; lane-- > 0;)
+            clheap_tier_settle_range(h, start, share, lane, n);
+    }
+    clheap_tier_take_finish(h, c, seed, &g, &o, CLHEAP_TIER_FALL_BACK);
     if (g.frame == CLHEAP_TIER_PIECES) { /* the lanes from k + k2 on split one large allocation */
         uint32_t first = g.k + g.k2, frames = clheap_tier_piece_frames(h, c);
         uint32_t base = clheap_tier_malloc_first(h, (size_t)(n - first) * frames * h[CLHEAP_HDR_FRAME_UNITS] * CLHEAP_UNIT,
@@ -165,6 +173,9 @@ void core_heap_free_unit(core_heap *heap, uint32_t unit, uint32_t group)
 {
     clheap_core_begin();
     clheap_host_group_index = group;
+    /* TierAlloc's free defers its work in small launches only: odd groups free as in a
+     * large one, so one heap sees both kinds of free (cl/clheap_blocks.h). */
+    clheap_host_launch_items = group & 1u ? CLHEAP_TIER_DEFER_ITEMS + 1u : 1u;
     void *ptr = core_heap_pointer(heap, unit);
     if (clheap_allocator_is_circular(heap->config.allocator))
         clheap_circular_free(heap->words, ptr, clheap_allocator_is_fused(heap->config.allocator),
@@ -183,8 +194,10 @@ void core_heap_free_unit(core_heap *heap, uint32_t unit, uint32_t group)
 
 void core_heap_trim(core_heap *heap)
 {
-    if (heap->config.allocator == CLHEAP_TIER_ALLOC)
+    if (heap->config.allocator == CLHEAP_TIER_ALLOC) {
         clheap_tier_close_runs(heap->words, CLHEAP_MAX_CLASSES);
+        clheap_tier_settle(heap->words, 1);
+    }
 }
 
 clheap_status core_heap_walk(core_heap *heap, clheap_heap_stats *stats, char *what, size_t len)

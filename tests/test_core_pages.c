@@ -676,6 +676,61 @@ static void large_pools_plan_longer_runs(void **state)
     }
 }
 
+/* Frees in a small launch (here: work-group 0, tests/core_heap.c) leave their blocks to
+ * be settled later while less than a quarter of the pool is used (cl/clheap_blocks.h,
+ * clheap_tier_defers), and at once when it is more: then the blocks' frames go back
+ * where the next takes look, as the 75%-loaded mixed sizes of test_tier need. Marked
+ * blocks hold their frames; a request for the whole pool settles them, and so does a
+ * trim. The page tier's count of frames handed out (P5) is checked at every walk. */
+static void small_launch_frees_settle_later(void **state)
+{
+    (void)state;
+    core_heap heap;
+    clheap_heap_stats fresh, s;
+    make_tier_heap(&heap, 16u << 20, &fresh);
+    enum { BYTES = 256 };
+    uint32_t n = (uint32_t)(fresh.pool_bytes * 7 / 10 / BYTES);
+    live *l = calloc(n, sizeof *l);
+    assert_non_null(l);
+    for (uint32_t i = 0; i < n; i++) {
+        l[i] = (live){core_heap_malloc(&heap, BYTES, 0), BYTES};
+        assert_int_not_equal(l[i].unit, 0);
+        fill(&heap, &l[i], i);
+    }
+    assert_walks(&heap, &s);
+    assert_true(s.used_bytes * 10 > s.pool_bytes * 7); /* blocks, and runs' slots not handed out */
+    for (uint32_t i = 0; i < n; i += 8) /* over a quarter stays used: settled at once */
+        core_heap_free_unit(&heap, l[i].unit, 0);
+    assert_walks(&heap, &s);
+    assert_int_equal(s.unsettled_blocks, 0);
+    assert_true(s.used_bytes * 4 > s.pool_bytes);
+    for (uint32_t i = 0; i < n; i++) /* down to empty: the last frees are left for later */
+        if (i % 8) {
+            expect_intact(&heap, &l[i], i);
+            core_heap_free_unit(&heap, l[i].unit, 0);
+        }
+    assert_walks(&heap, &s);
+    for (uint32_t c = 0; c < s.class_count; c++)
+        assert_int_equal(s.class_objects[c], 0);
+    assert_true(s.unsettled_blocks > 0);
+    assert_true(s.used_bytes >= s.unsettled_blocks * s.frame_bytes);
+    heap.words[CLHEAP_HDR_PAGES_USED]++; /* the count must agree with the bitmaps */
+    char what[256] = "";
+    assert_int_equal(core_heap_walk(&heap, &s, what, sizeof what), CLHEAP_ERROR_HEAP_CORRUPT);
+    heap.words[CLHEAP_HDR_PAGES_USED]--;
+    live whole = {core_heap_malloc(&heap, fresh.pool_bytes, 0), (uint32_t)fresh.pool_bytes};
+    assert_int_not_equal(whole.unit, 0);
+    assert_walks(&heap, &s);
+    assert_int_equal(s.unsettled_blocks, 0);
+    fill(&heap, &whole, 7);
+    expect_intact(&heap, &whole, 7);
+    core_heap_free_unit(&heap, whole.unit, 0);
+    core_heap_trim(&heap);
+    assert_merged_back(&heap, &fresh);
+    free(l);
+    core_heap_destroy(&heap);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -691,6 +746,7 @@ int main(void)
         cmocka_unit_test(shifted_sizes_take_larger_slots),
         cmocka_unit_test(growth_keeps_every_allocation),
         cmocka_unit_test(large_pools_plan_longer_runs),
+        cmocka_unit_test(small_launch_frees_settle_later),
     };
     return cmocka_run_group_tests_name("TierAlloc page tier (C11 core)", tests, NULL, NULL);
 }

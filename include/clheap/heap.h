@@ -110,6 +110,9 @@ typedef struct clheap_heap_stats {
     uint64_t free_segments;      /**< whole free segments */
     uint64_t run_slots;          /**< slots held by the small tier's run hints, not yet handed out
                                     (counted in no class_objects) */
+    uint64_t unsettled_blocks;   /**< blocks that frees in small launches left to settle later (made
+                                    findable, or given back empty, by later mallocs or
+                                    clheap_heap_trim): their frames count as used */
 } clheap_heap_stats;
 
 /** Makes the heap buffer and initialises it on the device (time proportional to the
@@ -199,10 +202,11 @@ clheap_status clheap_heap_check(clheap_heap *heap, char *what, size_t what_len);
  * bitmaps (blocking). Other allocators: nothing to do. *repaired (may be NULL) counts. */
 clheap_status clheap_heap_repair(clheap_heap *heap, uint64_t *repaired);
 
-/** TierAlloc: enqueues a kernel that ends every run the small tier's fast path holds
- * and frees the slots they had not handed out, so that blocks holding no object go back
- * to the page tier (malloc does this itself before it would report the heap full;
- * parallel_do does it first). Other allocators: nothing to do. Non-blocking. */
+/** TierAlloc: enqueues kernels that end every run the small tier's fast path holds and
+ * free the slots they had not handed out, then settle the blocks that frees in small
+ * launches left for later (clheap_heap_stats.unsettled_blocks), so that blocks holding no
+ * object go back to the page tier (malloc does this itself before it would report the
+ * heap full; parallel_do does it first). Other allocators: nothing to do. Non-blocking. */
 clheap_status clheap_heap_trim(clheap_heap *heap);
 
 /** BlockAlloc, TierAlloc: runs `kernel` once for every object of size class `class_index`
