@@ -807,6 +807,33 @@ clheap_status clheap_heap_stats_json(const clheap_heap_stats *s, char *buf, size
     clheap_json_u64(&j, "largest_free_bytes", s->largest_free_bytes);
     clheap_json_f64(&j, "internal_fragmentation", s->internal_fragmentation);
     clheap_json_f64(&j, "external_fragmentation", s->external_fragmentation);
+    if (s->class_count) { /* BlockAlloc, TierAlloc: the small tier, per class */
+        clheap_json_u64(&j, "stale_hints", s->stale_hints);
+        clheap_json_f64(&j, "slot_fragmentation", s->slot_fragmentation);
+        clheap_json_begin(&j, "classes", '[');
+        for (uint32_t c = 0; c < s->class_count && c < 32; c++) {
+            clheap_json_begin(&j, NULL, '{');
+            clheap_json_u64(&j, "bytes", s->class_bytes[c]);
+            clheap_json_u64(&j, "capacity", s->class_capacity[c]);
+            clheap_json_u64(&j, "blocks", s->class_blocks[c]);
+            clheap_json_u64(&j, "objects", s->class_objects[c]);
+            clheap_json_end(&j, '}');
+        }
+        clheap_json_end(&j, ']');
+    }
+    if (s->allocator == CLHEAP_TIER_ALLOC) { /* its page tier */
+        clheap_json_begin(&j, "pages", '{');
+        clheap_json_u64(&j, "segment_frames", s->segment_frames);
+        clheap_json_u64(&j, "frame_bytes", s->frame_bytes);
+        clheap_json_u64(&j, "block_bytes", s->block_bytes);
+        clheap_json_u64(&j, "large_count", s->large_count);
+        clheap_json_u64(&j, "large_bytes", s->large_bytes);
+        clheap_json_u64(&j, "free_pieces", s->free_pieces);
+        clheap_json_u64(&j, "free_segments", s->free_segments);
+        clheap_json_u64(&j, "run_slots", s->run_slots);
+        clheap_json_u64(&j, "unsettled_blocks", s->unsettled_blocks);
+        clheap_json_end(&j, '}');
+    }
     clheap_json_errors(&j);
 #define CLHEAP_ERROR_JSON(field, word, status) clheap_json_u64(&j, #field, s->errors.field);
     CLHEAP_DEVICE_ERROR_LIST(CLHEAP_ERROR_JSON)

@@ -59,10 +59,24 @@ void clheap_json_str(clheap_json *j, const char *key, const char *value)
     j->first = 0;
 }
 
+void clheap_json_begin(clheap_json *j, const char *key, char open)
+{
+    if (key)
+        json_append(j, "%s\"%s\": %c", j->first ? "" : ", ", key, open);
+    else
+        json_append(j, "%s%c", j->first ? "" : ", ", open);
+    j->first = 1;
+}
+
+void clheap_json_end(clheap_json *j, char close)
+{
+    json_append(j, "%c", close);
+    j->first = 0;
+}
+
 void clheap_json_errors(clheap_json *j)
 {
-    json_append(j, ", \"errors\": {");
-    j->first = 1;
+    clheap_json_begin(j, "errors", '{');
 }
 
 clheap_status clheap_json_close(clheap_json *j, size_t *needed)

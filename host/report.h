@@ -26,7 +26,11 @@ void clheap_json_open(clheap_json *j, char *buf, size_t len, const char *kind, u
 void clheap_json_u64(clheap_json *j, const char *key, uint64_t value);
 void clheap_json_f64(clheap_json *j, const char *key, double value);
 void clheap_json_str(clheap_json *j, const char *key, const char *value);
-void clheap_json_errors(clheap_json *j); /* the errors object starts: u64 fields go in it */
+/* A nested object ('{') or array ('[') starts: under `key`, or, for an array's element,
+ * with key NULL; its fields go in it until clheap_json_end with the closing character. */
+void clheap_json_begin(clheap_json *j, const char *key, char open);
+void clheap_json_end(clheap_json *j, char close);
+void clheap_json_errors(clheap_json *j); /* the errors object starts, last: u64 fields go in it */
 clheap_status clheap_json_close(clheap_json *j, size_t *needed);
 
 #endif

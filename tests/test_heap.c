@@ -494,7 +494,7 @@ static void stats_json_is_complete(void **state)
     clheap_heap_stats s = stats_of(t);
     assert_int_equal(s.allocator, t->allocator);
     assert_int_equal(s.free_bytes + s.used_bytes, s.pool_bytes);
-    char json[1024];
+    char json[8192];
     size_t needed = 0;
     assert_int_equal(clheap_heap_stats_json(&s, json, sizeof json, &needed), CLHEAP_SUCCESS);
     assert_int_equal(strlen(json) + 1, needed);
@@ -505,11 +505,34 @@ static void stats_json_is_complete(void **state)
     assert_ptr_equal(strstr(json, head), json);
     assert_non_null(strstr(json, "\"errors\": {\"out_of_memory\": "));
     assert_non_null(strstr(json, "\"contended\": 0}}"));
+    char field[256];
+    for (uint32_t c = 0; c < s.class_count; c++) { /* every class, in order, with its own counts */
+        snprintf(field, sizeof field, "%s{\"bytes\": %u, \"capacity\": %u, \"blocks\": %llu, \"objects\": %llu}",
+                 c ? ", " : "\"classes\": [", s.class_bytes[c], s.class_capacity[c],
+                 (unsigned long long)s.class_blocks[c], (unsigned long long)s.class_objects[c]);
+        assert_non_null(strstr(json, field));
+    }
+    assert_int_equal(strstr(json, "\"classes\": [") != NULL, s.class_count > 0);
+    if (t->allocator == CLHEAP_TIER_ALLOC) {
+        snprintf(field, sizeof field, "\"pages\": {\"segment_frames\": %u, \"frame_bytes\": %llu", s.segment_frames,
+                 (unsigned long long)s.frame_bytes);
+        assert_non_null(strstr(json, field));
+        snprintf(field, sizeof field, "\"run_slots\": %llu, \"unsettled_blocks\": %llu}, \"errors\"",
+                 (unsigned long long)s.run_slots, (unsigned long long)s.unsettled_blocks);
+        assert_non_null(strstr(json, field));
+    }
+    /* Too small a buffer: the size it needs, and a status that says so. */
+    char tiny[64];
+    size_t again = 0;
+    assert_int_equal(clheap_heap_stats_json(&s, tiny, sizeof tiny, &again), CLHEAP_ERROR_BUFFER_TOO_SMALL);
+    assert_int_equal(again, needed);
+    /* One document a line, every allocator's, for tests/json_lines_valid.py. */
+    static int written;
     const char *path = getenv("CLHEAP_HEAP_JSON_OUT");
     if (path) {
-        FILE *f = fopen(path, "w");
+        FILE *f = fopen(path, written++ ? "a" : "w");
         assert_non_null(f);
-        fputs(json, f);
+        fprintf(f, "%s\n", json);
         fclose(f);
     }
 }

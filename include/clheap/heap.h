@@ -254,7 +254,10 @@ clheap_status clheap_heap_enqueue_free(clheap_heap *heap, cl_command_queue queue
 
 /** The stats as one JSON object in the shape of clheap_cache_stats_json's (buffer rules
  * there): {"kind": "heap", "version": 2, "used_bytes", "free_bytes", the allocator and
- * the other stats, "errors": {the device's counters (clheap/vocabulary.h)}}. */
+ * the other stats; BlockAlloc and TierAlloc: "stale_hints", "slot_fragmentation" and
+ * "classes": [{"bytes", "capacity", "blocks", "objects"} per class]; TierAlloc: "pages":
+ * {its page tier's stats, named as in clheap_heap_stats}; last "errors": {the device's
+ * counters (clheap/vocabulary.h)}}. A buffer of 8 KiB holds any of them. */
 clheap_status clheap_heap_stats_json(const clheap_heap_stats *stats, char *buf, size_t len,
                                      size_t *needed);
 
