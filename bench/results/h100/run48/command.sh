@@ -15,6 +15,8 @@
 # C  (the cache of A) more throughput rounds and test_tier, as A without its compile phase.
 # D  (an H100, no cache) .device-carry/r48/final: clheap-bench and gallatin-bench built from 4821770 (the change
 #    as landed); its throughput program compiles, then rounds of Gallatin and TierAlloc alternating.
+# E  (an H100, its own command, not a part of this script): CUDA_CACHE_DISABLE=1 .device-carry/r48/final/clheap-bench
+#    --csv $OUT --only TierAlloc registers
 set -u
 part=$1
 mkdir -p /etc/OpenCL/vendors && echo libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
