@@ -96,7 +96,7 @@ __kernel void clheap_settle(__global clheap_heap *heap)
 {
     __global uint *h = clheap_words(heap);
     uint i = (uint)get_global_id(0);
-    if (i < (h[CLHEAP_HDR_FRAME_COUNT] + 63u) / 64u)
+    if (i < clheap_tier_settle_containers(h))
         clheap_tier_settle_container(h, i);
 }
 #endif

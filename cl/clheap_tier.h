@@ -211,11 +211,10 @@ static CLHEAP_INLINE void clheap_tier_release_run(CLHEAP_GLOBAL clheap_u32 *h, c
         clheap_u32 lo = b == from / capacity ? from % capacity : 0u;
         clheap_u64 bits = clheap_class_slots(h, c) & ~(lo ? clheap_ones64(lo) : (clheap_u64)0);
         clheap_u32 block = run + b * frames;
-        clheap_u64 old = clheap_and64(clheap_block_alloc_bits(h, block), ~bits);
         if (later)
-            clheap_block_after_free(h, block, c, old, bits);
+            clheap_block_after_free(h, block, c, clheap_and64(clheap_block_alloc_bits(h, block), ~bits), bits);
         else
-            clheap_block_after_release(h, block, c, old, bits);
+            clheap_block_release_slots(h, block, c, bits);
     }
 }
 
