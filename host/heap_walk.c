@@ -263,26 +263,26 @@ static clheap_status walk_pages(const uint32_t *w, uint8_t *free_map, clheap_hea
                                        w[CLHEAP_BM_FREE + CLHEAP_BM_BITS], w[segments_desc(w) + CLHEAP_BM_BITS], frames,
                                        segments);
     const uint64_t *whole = bm_level(w, segments_desc(w), 0), *broken = bm_level(w, CLHEAP_BM_FREE, 0);
+    uint64_t free_frames = 0;
     for (uint32_t g = 0; g < segments; g++) {
         uint64_t v = broken[g];
         if (whole[g / 64] >> (g % 64) & 1) {
             if (v)
                 return clheap_report_violation(what, len, "segment %u is whole and free but has frames in the frame bitmap", g);
             memset(free_map + (uint64_t)g * 64, 1, 64);
+            free_frames += 64;
             s->free_pieces++;
             s->free_segments++;
             continue;
         }
         s->stale_hints += v == ~0ull; /* completed, but its move to the segments lost a race */
+        free_frames += (uint64_t)__builtin_popcountll(v);
         for (uint32_t b = 0; b < 64; b++)
             if (v >> b & 1) {
                 free_map[(uint64_t)g * 64 + b] = 1;
                 s->free_pieces += b == 0 || !(v >> (b - 1) & 1);
             }
     }
-    uint64_t free_frames = 0;
-    for (uint32_t f = 0; f < frames; f++)
-        free_frames += free_map[f];
     uint32_t used = 0; /* P5: the stripes' sum, mod 2^32 */
     for (uint32_t i = 0; i < CLHEAP_PAGES_USED_STRIPES; i++)
         used += w[CLHEAP_HDR_PAGES_USED + i * CLHEAP_PAGES_USED_STRIDE];
