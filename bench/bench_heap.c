@@ -206,6 +206,18 @@ void bench_heap_close(heap_run *r)
     clheap_heap_destroy(r->heap);
 }
 
+/* One throughput row of the CSV (BENCH_THROUGHPUT_COLUMNS) from the timed runs' malloc
+ * and free times, whose medians m and f the caller has; gallatin-bench writes the same. */
+static void throughput_csv_row(FILE *csv, const char *name, size_t n, const char *shape, const double *tm, double m,
+                               double f, long nulls, int runs, const char *start)
+{
+    double m_min, m_max;
+    bench_min_max(tm, runs, &m_min, &m_max);
+    if (csv)
+        fprintf(csv, "%s,%zu,%s,%.9f,%.9f,%.9f,%.9f,%.6e,%.6e,%ld,%d,%s\n", name, n, shape, m, m_min, m_max, f, n / m,
+                n / f, nulls, runs, start);
+}
+
 /* The launch floor: kernels of the throughput's launch shapes that allocate nothing, timed
  * as its malloc and free kernels are (profiling start to end), so that small launches can
  * be read against what any kernel of that shape costs here. gallatin-bench measures the
@@ -247,13 +259,9 @@ static void throughput_floor(bench_env *env, size_t n, FILE *csv)
         clReleaseEvent(em);
         clReleaseEvent(ef);
     }
-    double m_min, m_max;
-    bench_min_max(tm, env->runs, &m_min, &m_max);
     double m = bench_median(tm, env->runs), f = bench_median(tf, env->runs);
     printf("  %-16s %9zu %8s %12.3f %12.3f\n", "empty-kernel", n, "0", m * 1e3, f * 1e3);
-    if (csv)
-        fprintf(csv, "%s,%zu,%s,%.9f,%.9f,%.9f,%.9f,%.6e,%.6e,%d,%d,%s\n", "empty-kernel", n, "0", m, m_min, m_max, f,
-                n / m, n / f, 0, env->runs, "warm");
+    throughput_csv_row(csv, "empty-kernel", n, "0", tm, m, f, 0, env->runs, "warm");
     clReleaseMemObject(units);
     clReleaseMemObject(sink);
     clReleaseKernel(mk);
@@ -345,9 +353,6 @@ int bench_throughput(bench_env *env)
                     wrong |= v < 0;
                     nulls = v;
                 }
-                double m_min, m_max, f_min, f_max;
-                bench_min_max(tm, runs, &m_min, &m_max);
-                bench_min_max(tf, runs, &f_min, &f_max);
                 double m = bench_median(tm, runs), f = bench_median(tf, runs);
                 char options[128] = "", label[32], shape[16];
                 bench_shape_name(bytes, shape, sizeof shape);
@@ -363,9 +368,8 @@ int bench_throughput(bench_env *env)
                     printf("  %-16s %9zu %8s %12.3f %12.3f %14.3e %14.3e %8ld%s\n", name, n, shape,
                            m * 1e3, f * 1e3, n / m, n / f, nulls, runs == 1 && env->runs > 1 ? "  (1 run)" : "");
                 }
-                if (csv && !wrong)
-                    fprintf(csv, "%s,%zu,%s,%.9f,%.9f,%.9f,%.9f,%.6e,%.6e,%ld,%d,%s\n", name, n, shape, m,
-                            m_min, m_max, f, n / m, n / f, nulls, runs, cold ? "cold" : "warm");
+                if (!wrong)
+                    throughput_csv_row(csv, name, n, shape, tm, m, f, nulls, runs, cold ? "cold" : "warm");
                 free(host);
                 clReleaseMemObject(units);
                 bench_heap_close(&r);

@@ -64,6 +64,17 @@ __global__ static void floor_free_kernel(void **in, uint32_t n, unsigned *sink)
         *sink = 1u;
 }
 
+/* One row of clheap-bench's throughput CSV (BENCH_THROUGHPUT_COLUMNS) from the timed runs'
+ * malloc times tm and the medians m and f. */
+static void csv_row(FILE *csv, const char *name, uint32_t n, const char *shape, const std::vector<double> &tm, double m,
+                    double f, long nulls, int runs, const char *start)
+{
+    if (csv)
+        fprintf(csv, "%s,%u,%s,%.9f,%.9f,%.9f,%.9f,%.6e,%.6e,%ld,%d,%s\n", name, n, shape, m,
+                *std::min_element(tm.begin(), tm.end()), *std::max_element(tm.begin(), tm.end()), f, n / m, n / f,
+                nulls, runs, start);
+}
+
 #define CHECK(call)                                                                         \
     do {                                                                                    \
         cudaError_t e_ = (call);                                                            \
@@ -171,10 +182,7 @@ int main(int argc, char **argv)
         }
         double m = median(tm), f = median(tf);
         printf("  %-16s %9u %8s %12.3f %12.3f\n", "empty-kernel", n, "0", m * 1e3, f * 1e3);
-        if (csv)
-            fprintf(csv, "%s,%u,%s,%.9f,%.9f,%.9f,%.9f,%.6e,%.6e,%d,%d,%s\n", "empty-kernel", n, "0", m,
-                    *std::min_element(tm.begin(), tm.end()), *std::max_element(tm.begin(), tm.end()), f, n / m,
-                    n / f, 0, runs, "warm");
+        csv_row(csv, "empty-kernel", n, "0", tm, m, f, 0, runs, "warm");
         cudaEventDestroy(e0);
         cudaEventDestroy(e1);
         cudaEventDestroy(e2);
@@ -241,12 +249,9 @@ int main(int argc, char **argv)
                 failures++;
             } else {
                 double m = median(tm), f = median(tf);
-                double m_min = *std::min_element(tm.begin(), tm.end()), m_max = *std::max_element(tm.begin(), tm.end());
                 printf("  %-16s %9u %8s %12.3f %12.3f %14.3e %14.3e %8ld\n", "Gallatin", n, bytes_text, m * 1e3,
                        f * 1e3, n / m, n / f, nulls);
-                if (csv)
-                    fprintf(csv, "%s,%u,%s,%.9f,%.9f,%.9f,%.9f,%.6e,%.6e,%ld,%d,%s\n", "Gallatin", n, bytes_text, m,
-                            m_min, m_max, f, n / m, n / f, nulls, runs, cold ? "cold" : "warm");
+                csv_row(csv, "Gallatin", n, bytes_text, tm, m, f, nulls, runs, cold ? "cold" : "warm");
             }
             cudaEventDestroy(e0);
             cudaEventDestroy(e1);
