@@ -21,11 +21,14 @@ typedef struct bench_env {
     const char *only;       /* NULL, or the allocators to run (names, comma-separated) */
     uint64_t heap_bytes;    /* throughput's heap; 0: 8 GiB (quick: sized to the shape) */
     const char *build_options; /* --options: appended to the heap programs' build options */
+    const char *shapes;     /* NULL, or throughput's shapes to run (ITEMSxBYTES, comma-separated) */
 } bench_env;
 
 double bench_now_seconds(void);
 /* Whether --only lets allocator a run. */
 int bench_wants(const bench_env *env, clheap_allocator a);
+/* Whether throughput runs `items` work-items of `shape` (bench_shape_name's text). */
+int bench_wants_shape(const bench_env *env, size_t items, const char *shape);
 double bench_median(double *values, int n);   /* sorts values */
 void bench_min_max(const double *values, int n, double *min, double *max);
 

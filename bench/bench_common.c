@@ -4,21 +4,31 @@
 #include <string.h>
 #include <time.h>
 
-int bench_wants(const bench_env *env, clheap_allocator a)
+/* Whether the comma-separated `list` has `name`. */
+static int bench_list_has(const char *list, const char *name)
 {
-    const char *name = clheap_allocator_name(a);
-    if (a == CLHEAP_FREE_HEAP)
-        return 0; /* serial by design: every test here has work-items allocate at once */
-    if (!env->only)
-        return 1;
     size_t len = name ? strlen(name) : 0;
-    for (const char *p = env->only; name && *p;) { /* a comma-separated list of names */
+    for (const char *p = list; name && *p;) {
         size_t n = strcspn(p, ",");
         if (n == len && strncmp(p, name, n) == 0)
             return 1;
         p += n + (p[n] == ',');
     }
     return 0;
+}
+
+int bench_wants(const bench_env *env, clheap_allocator a)
+{
+    if (a == CLHEAP_FREE_HEAP)
+        return 0; /* serial by design: every test here has work-items allocate at once */
+    return !env->only || bench_list_has(env->only, clheap_allocator_name(a));
+}
+
+int bench_wants_shape(const bench_env *env, size_t items, const char *shape)
+{
+    char name[48];
+    snprintf(name, sizeof name, "%zux%s", items, shape);
+    return !env->shapes || bench_list_has(env->shapes, name);
 }
 
 double bench_now_seconds(void)

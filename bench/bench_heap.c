@@ -306,7 +306,9 @@ int bench_throughput(bench_env *env)
                 uint64_t heap_bytes = fixed_heap ? fixed_heap : 2 * (asked + 16 * (uint64_t)n) + (16u << 20);
                 if (heap_bytes > max_alloc)
                     heap_bytes = max_alloc;
-                if (asked > heap_bytes / 2)
+                char shape[16];
+                bench_shape_name(bytes, shape, sizeof shape);
+                if (asked > heap_bytes / 2 || !bench_wants_shape(env, n, shape))
                     continue;
                 heap_run r;
                 if (bench_heap_open(env, (clheap_allocator)a, heap_bytes, largest, group, &r) != 0) {
@@ -354,8 +356,7 @@ int bench_throughput(bench_env *env)
                     nulls = v;
                 }
                 double m = bench_median(tm, runs), f = bench_median(tf, runs);
-                char options[128] = "", label[32], shape[16];
-                bench_shape_name(bytes, shape, sizeof shape);
+                char options[128] = "", label[32];
                 clheap_heap_build_options(r.heap, options, sizeof options);
                 snprintf(label, sizeof label, "%s%s", clheap_allocator_name((clheap_allocator)a),
                          group ? "+group" : strstr(options, "HAVE_PTX") ? "+warp" : "");

@@ -1,7 +1,10 @@
 /* clheap-bench: the papers' allocator tests on any OpenCL device.
- * Usage: clheap-bench [--quick] [--cold] [--runs N] [--csv DIR] [--only ALLOCATOR[,...]] [--heap-mib N] [--options STR] [TEST...]
+ * Usage: clheap-bench [--quick] [--cold] [--runs N] [--csv DIR] [--only ALLOCATOR[,...]] [--heap-mib N] [--options STR]
+ *                     [--shapes ITEMSxBYTES[,...]] [TEST...]
  * --options: extra OpenCL build options for the heaps' programs (an allocator's compile-time
  * tunables, such as -DCLHEAP_BLOCK_FAST_TRIES=8), so a variant needs no rebuild.
+ * --shapes: throughput runs only these shapes of its sweep, named as in its CSV (work_items x
+ * bytes: 262144xmixed-4K,4096x16), so a variant's rounds on a few shapes take seconds.
  * Tests: cache, throughput, registers, papers (AD, ACD, P), linux, oom, freeheap, churn. No test named: all. */
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +31,7 @@ enum { TEST_COUNT = sizeof tests / sizeof tests[0] };
 static int usage(void)
 {
     fprintf(stderr, "usage: clheap-bench [--quick] [--cold] [--runs N] [--csv DIR] [--only ALLOCATOR[,...]] [--heap-mib N] "
-                    "[--options STR] [TEST...]\ntests:");
+                    "[--options STR] [--shapes ITEMSxBYTES[,...]] [TEST...]\ntests:");
     for (int i = 0; i < TEST_COUNT; i++)
         fprintf(stderr, " %s", tests[i].name);
     fprintf(stderr, "\n");
@@ -57,6 +60,8 @@ int main(int argc, char **argv)
             env.heap_bytes = strtoull(argv[++i], NULL, 10) << 20;
         } else if (strcmp(argv[i], "--options") == 0 && i + 1 < argc) {
             env.build_options = argv[++i];
+        } else if (strcmp(argv[i], "--shapes") == 0 && i + 1 < argc) {
+            env.shapes = argv[++i];
         } else {
             int found = 0;
             for (int t = 0; t < TEST_COUNT; t++)
