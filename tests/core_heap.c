@@ -106,12 +106,6 @@ uint32_t core_heap_malloc_many(core_heap *heap, size_t bytes, uint32_t n, uint32
         clheap_fence_release();
     }
     clheap_tier_take_finish(h, c, seed, &g, &o, CLHEAP_TIER_INSTALL);
-    if (o.run != CLHEAP_BM_FAIL) { /* the lanes settle their share, here in reverse lane order */
-        uint32_t share = clheap_tier_settle_share(h, o.blocks * h[CLHEAP_HDR_CLASS_FRAMES + c]);
-        uint32_t start = clheap_tier_settle_claim(h, share);
-        for (uint32_t lane = n; lane-- > 0;)
-            clheap_tier_settle_range(h, start, share, lane, n);
-    }
     clheap_tier_take_finish(h, c, seed, &g, &o, CLHEAP_TIER_FALL_BACK);
     if (g.frame == CLHEAP_TIER_PIECES) { /* the lanes from k + k2 on split one large allocation */
         uint32_t first = g.k + g.k2, frames = clheap_tier_piece_frames(h, c);
@@ -130,6 +124,15 @@ uint32_t core_heap_malloc_many(core_heap *heap, size_t bytes, uint32_t n, uint32
     for (uint32_t rank = 0; rank < n; rank++) /* the warp's last resort, after every lane's first try */
         if (!units[rank])
             units[rank] = clheap_tier_take_larger(h, c, seed + rank);
+    /* The lanes settle the share of what was opened, here in reverse lane order, last, as
+     * clheap_tier_malloc_warp does: the fallback and the last resort above run without the
+     * frames this settling gives back. */
+    if (o.run != CLHEAP_BM_FAIL) {
+        uint32_t share = clheap_tier_settle_share(h, o.blocks * h[CLHEAP_HDR_CLASS_FRAMES + c]);
+        uint32_t start = clheap_tier_settle_claim(h, share);
+        for (uint32_t lane = n; lane-- > 0;)
+            clheap_tier_settle_range(h, start, share, lane, n);
+    }
     return n;
 }
 
