@@ -529,8 +529,10 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_frames(CLHEAP_GLOBAL clheap_u3
         clheap_u32 pass = step / 3u, s = seed + pass * 0x2545F491u;
         int last = pass == CLHEAP_PAGES_PASSES, segment = step % 3u == 2u, breaks = segment && !whole;
         int near_break = step % 3u == 1u;
-        if (near_break && !CLHEAP_PAGES_NEAR_BREAK)
+#if !CLHEAP_PAGES_NEAR_BREAK /* a preprocessor test: as a constant operand of && it warned in users' builds */
+        if (near_break)
             continue;
+#endif
         if (breaks && step == 2u && !small) { /* once, when the first looks found no fit */
             clheap_u32 first = clheap_pages_take_frontier(h, m, 0);
             if (first != CLHEAP_BM_FAIL)
