@@ -52,12 +52,17 @@ typedef struct heap_run {
     cl_kernel malloc_k, malloc_mixed_k, free_k, ad_k, acd_k, prob_k, fill_k;
 } heap_run;
 
-/* A heap of config with source built for it (the allocator's source in front, --options
- * appended); on failure says why, makes nothing and returns 1. */
-int bench_heap_make(bench_env *env, const clheap_heap_config *config, const char *source, clheap_heap **heap,
-                    cl_program *program);
-/* request: the payload (BitmapAlloc's slot size); group: work-group coalescing kernel. */
-int bench_heap_open(bench_env *env, clheap_allocator a, uint64_t bytes, uint32_t request, int group,
+/* A heap of config with the sources built for it (the allocator's source in front,
+ * --options appended); on failure says why, makes nothing and returns 1. */
+int bench_heap_make(bench_env *env, const clheap_heap_config *config, size_t count, const char **sources,
+                    clheap_heap **heap, cl_program *program);
+/* Which of heap_run's kernels a heap's program has (the others stay NULL); every set has
+ * free_k. THROUGHPUT: malloc_k and malloc_mixed_k; GROUP: both are the work-group
+ * coalescing kernel, on a heap without warp coalescing; PAPERS: ad_k, acd_k, prob_k,
+ * fill_k. */
+typedef enum { BENCH_KERNELS_THROUGHPUT, BENCH_KERNELS_GROUP, BENCH_KERNELS_PAPERS } bench_kernel_set;
+/* request: the payload (BitmapAlloc's slot size). */
+int bench_heap_open(bench_env *env, clheap_allocator a, uint64_t bytes, uint32_t request, bench_kernel_set set,
                     heap_run *r);
 void bench_heap_close(heap_run *r);
 double bench_event_seconds(cl_event e);

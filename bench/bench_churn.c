@@ -47,7 +47,7 @@ int bench_churn(bench_env *env)
         config.slot_bytes = 64; /* BitmapAlloc: the largest request */
         clheap_heap *heap;
         cl_program program;
-        if (bench_heap_make(env, &config, churn_source, &heap, &program)) {
+        if (bench_heap_make(env, &config, 1, &churn_source, &heap, &program)) {
             failures++;
             continue;
         }

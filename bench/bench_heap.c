@@ -8,12 +8,20 @@
 #include "bench.h"
 #include "bench_shapes.h"
 
-static const char *bench_kernels =
+/* The kernels come in sets, each built only where a test uses it (bench_heap_open):
+ * NVIDIA's compiler spends minutes on a program whose kernels each inline a whole malloc,
+ * and throughput, which every GPU run starts with, needs three of them. */
+static const char *bench_common_kernels =
     "/* clheap_hash32 comes with the allocator source built in front of these kernels. */\n"
     "/* bench/bench_shapes.h: 0 and 1 are the mixed shapes, 16 B .. 4 KiB or 1 MiB by work-item */\n"
     "uint bench_size(uint bytes, uint id) {\n"
     "    return bytes > 1u ? bytes : 16u << (clheap_hash32(id) % (bytes ? 17u : 9u));\n"
     "}\n"
+    "__kernel void bench_free(__global clheap_heap *heap, __global const uint *units) {\n"
+    "    uint id = get_global_id(0);\n"
+    "    if (units[id]) clheap_free_unit(heap, units[id]);\n"
+    "}\n";
+static const char *bench_papers_kernels =
     "/* Alloc-Dealloc: one work-item in `stride` allocates, stamps the first and last word,\n"
     " * checks them and frees. fails[0]: NULLs, fails[1]: stamps overwritten. */\n"
     "__kernel void bench_ad(__global clheap_heap *heap, uint bytes, uint stride, __global uint *fails) {\n"
@@ -72,7 +80,8 @@ static const char *bench_kernels =
     "        if (!units[slot]) break;\n"
     "    }\n"
     "    for (k++; k < per_item; k++) units[id * per_item + k] = 0u;\n"
-    "}\n"
+    "}\n";
+static const char *bench_throughput_kernels =
     "/* Uniform and mixed sizes are separate kernels: a size the compiler can see is the\n"
     " * same for the whole warp lets NVIDIA's compiler aggregate the warp's atomics. */\n"
     "__kernel void bench_malloc_mixed(__global clheap_heap *heap, __global uint *units, uint bytes) {\n"
@@ -86,22 +95,19 @@ static const char *bench_kernels =
     "    __global uint *p = clheap_malloc(heap, bytes);\n"
     "    if (p) p[0] = id;\n"
     "    units[id] = clheap_unit_of(heap, p);\n"
-    "}\n"
+    "}\n";
+static const char *bench_group_kernel =
     "__kernel void bench_malloc_group(__global clheap_heap *heap, __global uint *units, uint bytes) {\n"
     "    __local uint scratch[CLHEAP_GROUP_SCRATCH_WORDS];\n"
     "    uint id = get_global_id(0);\n"
     "    __global uint *p = clheap_malloc_group(heap, bench_size(bytes, id), 1, scratch);\n"
     "    if (p) p[0] = id;\n"
     "    units[id] = clheap_unit_of(heap, p);\n"
-    "}\n"
-    "__kernel void bench_free(__global clheap_heap *heap, __global const uint *units) {\n"
-    "    uint id = get_global_id(0);\n"
-    "    if (units[id]) clheap_free_unit(heap, units[id]);\n"
     "}\n";
 
-/* The registers test's kernel, built alone: NVIDIA's compiler takes minutes over
- * bench_kernels, whose kernels each inline a whole malloc (TierAlloc's registers step
- * ran out of 80 - 400 s limits in H100 runs 26 and 28). */
+/* The registers test's kernel, built alone: NVIDIA's compiler took minutes over all the
+ * benchmark kernels at once, each inlining a whole malloc (TierAlloc's registers step ran
+ * out of 80 - 400 s limits in H100 runs 26 and 28). */
 static const char *bench_register_kernel =
     "__kernel void bench_malloc_free(__global clheap_heap *heap, __global uint *out, uint bytes) {\n"
     "    __global uint *p = clheap_malloc(heap, bytes);\n"
@@ -149,8 +155,8 @@ long bench_verify_units(const uint32_t *units, size_t n, const uint32_t *sizes, 
     return nulls;
 }
 
-int bench_heap_make(bench_env *env, const clheap_heap_config *config, const char *source, clheap_heap **heap,
-                    cl_program *program)
+int bench_heap_make(bench_env *env, const clheap_heap_config *config, size_t count, const char **sources,
+                    clheap_heap **heap, cl_program *program)
 {
     *heap = NULL;
     *program = NULL;
@@ -161,7 +167,7 @@ int bench_heap_make(bench_env *env, const clheap_heap_config *config, const char
         return 1;
     }
     static char log[65536];
-    st = clheap_heap_build_program(*heap, 1, &source, env->build_options, program, log, sizeof log);
+    st = clheap_heap_build_program(*heap, count, sources, env->build_options, program, log, sizeof log);
     if (st != CLHEAP_SUCCESS) {
         fprintf(stderr, "%s\n%s\n", clheap_status_string(st), log);
         clheap_heap_destroy(*heap);
@@ -171,26 +177,47 @@ int bench_heap_make(bench_env *env, const clheap_heap_config *config, const char
     return 0;
 }
 
-int bench_heap_open(bench_env *env, clheap_allocator a, uint64_t bytes, uint32_t request, int group,
+typedef struct bench_kernel_ref {
+    cl_kernel *kernel;
+    const char *name;
+} bench_kernel_ref;
+
+int bench_heap_open(bench_env *env, clheap_allocator a, uint64_t bytes, uint32_t request, bench_kernel_set set,
                     heap_run *r)
 {
+    int group = set == BENCH_KERNELS_GROUP;
     clheap_heap_config config = clheap_heap_config_default();
     config.no_warp_coalescing = group; /* the work-group row measures work-group coalescing alone */
     config.allocator = a;
     config.size_bytes = bytes;
     config.slot_bytes = (request + 15) / 16 * 16; /* BitmapAlloc: slots of the request size */
     memset(r, 0, sizeof *r);
-    if (bench_heap_make(env, &config, bench_kernels, &r->heap, &r->program))
+    const char *sources[] = {bench_common_kernels, set == BENCH_KERNELS_PAPERS ? bench_papers_kernels
+                                                   : group                    ? bench_group_kernel
+                                                                              : bench_throughput_kernels};
+    if (bench_heap_make(env, &config, 2, sources, &r->heap, &r->program))
         return 1;
-    cl_int err;
-    r->malloc_k = clCreateKernel(r->program, group ? "bench_malloc_group" : "bench_malloc", &err);
-    r->malloc_mixed_k = clCreateKernel(r->program, group ? "bench_malloc_group" : "bench_malloc_mixed", &err);
-    r->free_k = clCreateKernel(r->program, "bench_free", &err);
-    r->ad_k = clCreateKernel(r->program, "bench_ad", &err);
-    r->acd_k = clCreateKernel(r->program, "bench_acd", &err);
-    r->prob_k = clCreateKernel(r->program, "bench_probability", &err);
-    r->fill_k = clCreateKernel(r->program, "bench_fill", &err);
-    return err != CL_SUCCESS;
+    bench_kernel_ref papers[] = {{&r->free_k, "bench_free"}, {&r->ad_k, "bench_ad"}, {&r->acd_k, "bench_acd"},
+                                 {&r->prob_k, "bench_probability"}, {&r->fill_k, "bench_fill"}};
+    bench_kernel_ref throughput[] = {{&r->free_k, "bench_free"},
+                                     {&r->malloc_k, group ? "bench_malloc_group" : "bench_malloc"},
+                                     {&r->malloc_mixed_k, group ? "bench_malloc_group" : "bench_malloc_mixed"}};
+    int paper = set == BENCH_KERNELS_PAPERS;
+    bench_kernel_ref *wanted = paper ? papers : throughput;
+    size_t count = paper ? sizeof papers / sizeof *papers : sizeof throughput / sizeof *throughput;
+    cl_int err, all = CL_SUCCESS;
+    for (size_t i = 0; i < count; i++) {
+        *wanted[i].kernel = clCreateKernel(r->program, wanted[i].name, &err);
+        if (err != CL_SUCCESS)
+            all = err;
+    }
+    if (all != CL_SUCCESS) {
+        fprintf(stderr, "clCreateKernel: %s\n", clheap_status_string(all));
+        bench_heap_close(r);
+        memset(r, 0, sizeof *r);
+        return 1;
+    }
+    return 0;
 }
 
 void bench_heap_close(heap_run *r)
@@ -311,7 +338,8 @@ int bench_throughput(bench_env *env)
                 if (asked > heap_bytes / 2 || !bench_wants_shape(env, n, shape))
                     continue;
                 heap_run r;
-                if (bench_heap_open(env, (clheap_allocator)a, heap_bytes, largest, group, &r) != 0) {
+                if (bench_heap_open(env, (clheap_allocator)a, heap_bytes, largest,
+                                    group ? BENCH_KERNELS_GROUP : BENCH_KERNELS_THROUGHPUT, &r) != 0) {
                     failures++;
                     continue;
                 }

@@ -77,7 +77,7 @@ static heap_run *heap_for(bench_env *env, clheap_allocator a, uint64_t heap_byte
     if (cached_run.heap)
         bench_heap_close(&cached_run);
     memset(&cached_run, 0, sizeof cached_run);
-    if (bench_heap_open(env, a, heap_bytes, request, 0, &cached_run) != 0)
+    if (bench_heap_open(env, a, heap_bytes, request, BENCH_KERNELS_PAPERS, &cached_run) != 0)
         return NULL;
     cached_allocator = a;
     cached_heap_bytes = heap_bytes;
@@ -273,7 +273,7 @@ int bench_linux_scalability(bench_env *env)
             if (heap_bytes < (1u << 20))
                 heap_bytes = 1u << 20;
             heap_run r;
-            if (bench_heap_open(env, (clheap_allocator)a, heap_bytes, bytes, 0, &r) != 0)
+            if (bench_heap_open(env, (clheap_allocator)a, heap_bytes, bytes, BENCH_KERNELS_PAPERS, &r) != 0)
                 continue;
             cl_mem units = zeroed(env, objects * sizeof(cl_uint)), sizes = zeroed(env, objects * sizeof(cl_uint));
             double ta[16], tf[16];
@@ -337,7 +337,7 @@ int bench_oom(bench_env *env)
         for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
             uint32_t bytes = sizes[si];
             heap_run r;
-            if (bench_heap_open(env, (clheap_allocator)a, heap_bytes, bytes ? bytes : 4096, 0, &r) != 0)
+            if (bench_heap_open(env, (clheap_allocator)a, heap_bytes, bytes ? bytes : 4096, BENCH_KERNELS_PAPERS, &r) != 0)
                 continue;
             uint32_t smallest = bytes ? bytes : 16;
             cl_uint per_item = 64;
