@@ -5,6 +5,8 @@
 #include <sys/mman.h>
 #include <ucontext.h>
 
+#include "../cl/clheap_port.h"
+
 #if defined(__SANITIZE_ADDRESS__)
 #define LANES_ASAN 1
 #elif defined(__has_feature)
@@ -20,9 +22,26 @@
 
 enum { STACK_BYTES = 128 << 10 }; /* mapped without reserve: a lane touches a few pages */
 
+/* What the core keeps per thread (cl/clheap_port.h), kept per lane: the lanes share one
+ * thread, and a lane switched out in the middle of a malloc must find its own work-group
+ * id (the hint slot or roving offset it chose), launch size and fence bookkeeping again,
+ * not those of the lane that ran last. */
+typedef struct lane_state {
+    clheap_u32 group_index, launch_items;
+    clheap_core_order orders;
+    uint64_t steps; /* the lane's own */
+} lane_state;
+
 static struct {
     ucontext_t caller;
     ucontext_t *contexts;
+    lane_state *states;
+    uint64_t steps;
+    /* Paced: the lanes in order of the step at which each is due again (a binary heap). */
+    int paced;
+    uint32_t jitter; /* percent of the live lanes' steps */
+    uint64_t *due;
+    uint32_t *queue, queued;
     char *stacks;
     uint32_t *running, *position, live; /* running[position[lane]] == lane */
     int current;                        /* the lane running; -1: none, accesses go unscheduled */
@@ -41,11 +60,31 @@ static uint32_t next_random(void)
     return (uint32_t)(lanes.random >> 16);
 }
 
+static void save_state(int lane)
+{
+    lane_state *s = &lanes.states[lane];
+    s->group_index = clheap_host_group_index;
+    s->launch_items = clheap_host_launch_items;
+    s->orders = clheap_core_orders;
+}
+
+static void restore_state(int lane)
+{
+    const lane_state *s = &lanes.states[lane];
+    clheap_host_group_index = s->group_index;
+    clheap_host_launch_items = s->launch_items;
+    clheap_core_orders = s->orders;
+}
+
 /* Leaves the running context for lane `to` (-1: the caller of coroutine_lanes_run).
  * `ending`: the running lane has returned and is never resumed. */
 static void switch_to(int to, int ending)
 {
     int from = lanes.current;
+    if (from >= 0 && !ending)
+        save_state(from);
+    if (to >= 0)
+        restore_state(to);
     ucontext_t *target = to < 0 ? &lanes.caller : &lanes.contexts[to];
     lanes.current = to;
 #ifdef LANES_ASAN
@@ -63,13 +102,61 @@ static void switch_to(int to, int ending)
 #endif
 }
 
+static int due_before(uint32_t a, uint32_t b)
+{
+    return lanes.due[a] < lanes.due[b] || (lanes.due[a] == lanes.due[b] && a < b);
+}
+
+static void enqueue(uint32_t lane, uint64_t due)
+{
+    lanes.due[lane] = due;
+    uint32_t at = lanes.queued++;
+    for (; at && due_before(lane, lanes.queue[(at - 1) / 2]); at = (at - 1) / 2)
+        lanes.queue[at] = lanes.queue[(at - 1) / 2];
+    lanes.queue[at] = lane;
+}
+
+static uint32_t dequeue(void)
+{
+    uint32_t first = lanes.queue[0], last = lanes.queue[--lanes.queued], at = 0;
+    for (;;) {
+        uint32_t child = 2 * at + 1;
+        if (child >= lanes.queued)
+            break;
+        if (child + 1 < lanes.queued && due_before(lanes.queue[child + 1], lanes.queue[child]))
+            child++;
+        if (!due_before(lanes.queue[child], last))
+            break;
+        lanes.queue[at] = lanes.queue[child];
+        at = child;
+    }
+    lanes.queue[at] = last;
+    return first;
+}
+
+/* The lane to run next; `again`: the running lane takes part (it has not returned). */
+static int pick(int again)
+{
+    if (!lanes.paced)
+        return lanes.live ? (int)lanes.running[next_random() % lanes.live] : -1;
+    /* An access takes about as long as every other lane's: due again after the live
+     * lanes' steps, give or take the jitter. */
+    if (again) {
+        uint64_t span = (uint64_t)lanes.live * lanes.jitter / 100u;
+        enqueue((uint32_t)lanes.current, lanes.steps + lanes.live - span / 2u + next_random() % (span + 1u));
+    }
+    return lanes.queued ? (int)dequeue() : -1;
+}
+
 void clheap_core_schedule_step(void)
 {
     if (lanes.current < 0)
         return;
-    uint32_t next = lanes.running[next_random() % lanes.live];
-    if ((int)next != lanes.current)
-        switch_to((int)next, 0);
+    lanes.steps++;
+    lanes.states[lanes.current].steps++;
+    int next = pick(1);
+    if (next != lanes.current)
+        switch_to(next, 0);
 }
 
 static void lane_entry(int lane)
@@ -87,7 +174,13 @@ static void lane_entry(int lane)
     uint32_t last = lanes.running[--lanes.live], at = lanes.position[lane];
     lanes.running[at] = last;
     lanes.position[last] = at;
-    switch_to(lanes.live ? (int)lanes.running[next_random() % lanes.live] : -1, 1);
+    switch_to(pick(0), 1);
+}
+
+void coroutine_lanes_pace(int paced, uint32_t jitter_percent)
+{
+    lanes.paced = paced;
+    lanes.jitter = jitter_percent;
 }
 
 int coroutine_lanes_run(uint32_t count, coroutine_lane_work work, void *arg, uint64_t seed)
@@ -97,9 +190,14 @@ int coroutine_lanes_run(uint32_t count, coroutine_lane_work work, void *arg, uin
     size_t stack_bytes = (size_t)count * STACK_BYTES;
     void *stacks = mmap(NULL, stack_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     lanes.contexts = malloc(count * sizeof *lanes.contexts);
+    lanes.states = calloc(count, sizeof *lanes.states);
     lanes.running = malloc(count * sizeof *lanes.running);
     lanes.position = malloc(count * sizeof *lanes.position);
-    int ok = stacks != MAP_FAILED && lanes.contexts && lanes.running && lanes.position;
+    lanes.due = malloc(count * sizeof *lanes.due);
+    lanes.queue = malloc(count * sizeof *lanes.queue);
+    lanes.queued = 0;
+    int ok = stacks != MAP_FAILED && lanes.contexts && lanes.states && lanes.running && lanes.position && lanes.due &&
+             lanes.queue;
     lanes.stacks = stacks;
     for (uint32_t i = 0; ok && i < count; i++) {
         lanes.running[i] = lanes.position[i] = i;
@@ -114,14 +212,32 @@ int coroutine_lanes_run(uint32_t count, coroutine_lane_work work, void *arg, uin
         lanes.work = work;
         lanes.arg = arg;
         lanes.random = seed * 2u + 1u; /* xorshift needs a state other than 0 */
-        switch_to((int)lanes.running[next_random() % count], 0);
+        for (uint32_t i = 0; lanes.paced && i < count; i++)
+            enqueue(i, lanes.steps + next_random() % count);
+        switch_to(pick(0), 0);
     }
     if (stacks != MAP_FAILED)
         munmap(stacks, stack_bytes);
     free(lanes.contexts);
+    free(lanes.states);
+    lanes.states = NULL;
     free(lanes.running);
     free(lanes.position);
+    free(lanes.due);
+    free(lanes.queue);
+    lanes.due = NULL;
+    lanes.queue = NULL;
     lanes.contexts = NULL;
     lanes.running = lanes.position = NULL;
     return ok ? 0 : -1;
+}
+
+uint64_t coroutine_lanes_steps(void)
+{
+    return lanes.steps;
+}
+
+uint64_t coroutine_lanes_own_steps(void)
+{
+    return lanes.current < 0 ? 0u : lanes.states[lanes.current].steps;
 }
