@@ -110,6 +110,12 @@
 #define CLHEAP_WALK_MERGES 64
 #endif
 
+/* What a walk meets, counted by tests/core_churn.c (the C11 core under clheap-bench
+ * churn's launches) to compare with H100 traces; nothing anywhere else. */
+#ifndef CLHEAP_CIRCULAR_EVENT
+#define CLHEAP_CIRCULAR_EVENT(what) ((void)0)
+#endif
+
 static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u32 *clheap_chunk(CLHEAP_GLOBAL clheap_u32 *h,
                                                             clheap_u32 unit)
 {
@@ -487,13 +493,17 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_claim(CLHEAP_GLOBAL clheap_u32 *
             return 0u;
         }
         int claimed = clheap_try_claim(h, fused, o, need, sentinel, &next);
+        CLHEAP_CIRCULAR_EVENT(STEP);
         if (claimed == 2) { /* free but too small: merge it with free successors until it fits */
+            CLHEAP_CIRCULAR_EVENT(SMALL);
             claimed = 0;
             if (merges < CLHEAP_WALK_MERGES && next != sentinel &&
                 clheap_try_claim(h, fused, o, 0u, sentinel, &next) > 0) {
                 while (next - o < need && merges < CLHEAP_WALK_MERGES &&
-                       clheap_circular_absorb_next(h, fused, multi, o, sentinel, &next, 0))
+                       clheap_circular_absorb_next(h, fused, multi, o, sentinel, &next, 0)) {
+                    CLHEAP_CIRCULAR_EVENT(WALK_MERGE);
                     merges++;
+                }
                 if (next - o >= need)
                     claimed = 1; /* ours, and now it fits */
                 else
@@ -510,11 +520,13 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_claim(CLHEAP_GLOBAL clheap_u32 *
              * pool's first chunk, whose header is never merged away. Why the sub-heap's:
              * a roving offset left on a chunk that frees merged back sent the next
              * launch's walkers through every sub-heap before theirs. */
+            CLHEAP_CIRCULAR_EVENT(DEAD);
             if (prev && ++steps_back <= CLHEAP_MAX_STEPS_BACK) {
                 o = prev;
                 prev = 0u;
                 continue;
             }
+            CLHEAP_CIRCULAR_EVENT(RESTART);
             if (++restarts > CLHEAP_MAX_RESTARTS) {
                 *why = CLHEAP_HDR_ERR_CONTENDED;
                 return 0u;
