@@ -461,6 +461,33 @@ static CLHEAP_INLINE int clheap_circular_moves_rover(CLHEAP_GLOBAL clheap_u32 *h
     return units >= (h[CLHEAP_HDR_PRESPLIT_ARG] >> level);
 }
 
+/* Where a claim that ends at `next` leaves the roving offset: there, or, with
+ * CLHEAP_ROVER_HOME_PAST_FLOOR (off by default), at home if next lies past the pre-split
+ * level at 3/4 of the levels, where chunks hold one or two warp claims of 16 - 64 B
+ * (single offset, binary pre-split only). Why it exists: clheap_circular_moves_rover
+ * keeps the offset from moving on claims of small chunks, but claims of the floor
+ * level's chunks still carry it to the floor's end, and on the scheduled C11 core
+ * (tests/core_churn.c: paced lanes, 40 launches of 8,192 warps on 256 MiB, two seeds;
+ * bench/results/core-churn/) the offset crept there launch by launch and every fifth or
+ * sixth launch walked the small levels. With the rule: CMalloc's slowest launch 2.00x,
+ * 1.67x -> 1.24x, 1.38x its first, all launches' shared accesses 3% - 7% fewer, the
+ * median launch the same; CFMalloc's slowest 1.45x, 1.74x -> 1.33x, 1.38x. Why it is
+ * off: not yet measured on a GPU, and H100 run 44 D found that sending the offset home
+ * before every launch left CMalloc's median launch as it was there. */
+#ifndef CLHEAP_ROVER_HOME_PAST_FLOOR
+#define CLHEAP_ROVER_HOME_PAST_FLOOR 0
+#endif
+static CLHEAP_INLINE clheap_u32 clheap_circular_rover_after(CLHEAP_GLOBAL clheap_u32 *h, int multi, clheap_u32 next,
+                                                            clheap_u32 home)
+{
+    if (!CLHEAP_ROVER_HOME_PAST_FLOOR || multi || h[CLHEAP_HDR_PRESPLIT] != CLHEAP_PRESPLIT_BINARY)
+        return next;
+    clheap_u32 rel = next - h[CLHEAP_HDR_POOL_START], arg = h[CLHEAP_HDR_PRESPLIT_ARG], floor_end = 0u;
+    for (clheap_u32 y = 0u; y <= h[CLHEAP_HDR_PRESPLIT_LEVELS] * 3u / 4u; y++)
+        floor_end += (1u << y) * (arg >> y);
+    return rel >= floor_end && rel < h[CLHEAP_HDR_HEAP_UNITS] ? home : next;
+}
+
 /* Claims a chunk of at least `need` units (header included), splitting off the rest,
  * and moves the roving offset past it (clheap_circular_moves_rover says when). Returns
  * the chunk's header unit and, in *end, the unit where it ends; 0 if nothing fits, with
@@ -555,7 +582,7 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_claim(CLHEAP_GLOBAL clheap_u32 *
         next = rest;
     }
     if (moves_rover)
-        clheap_store32(rover, next);
+        clheap_store32(rover, clheap_circular_rover_after(h, multi, next, home));
     *end = next;
     return o;
 }
