@@ -164,6 +164,23 @@ static CLHEAP_INLINE void clheap_circular_set_prev(CLHEAP_GLOBAL clheap_u32 *h, 
     clheap_store32(clheap_chunk(h, unit) + CLHEAP_CHUNK_WORD_PREV, prev);
 }
 
+/* Where level `level` of a binary pre-split sub-heap begins, in units from its start
+ * (level y holds 2^y chunks of PRESPLIT_ARG >> y units; level LEVELS is the remainder). */
+static CLHEAP_INLINE clheap_u32 clheap_presplit_level_start(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 level)
+{
+    clheap_u32 arg = h[CLHEAP_HDR_PRESPLIT_ARG], start = 0u;
+    for (clheap_u32 y = 0u; y < level; y++)
+        start += (1u << y) * (arg >> y);
+    return start;
+}
+
+/* The binary pre-split's floor for the single roving offset: the level at 3/4 of the
+ * levels (clheap_circular_moves_rover, clheap_circular_rover_after). */
+static CLHEAP_INLINE clheap_u32 clheap_circular_floor_level(CLHEAP_GLOBAL clheap_u32 *h)
+{
+    return h[CLHEAP_HDR_PRESPLIT_LEVELS] * 3u / 4u;
+}
+
 /* Whether a chunk starting at unit u starts a pre-split chunk (of a sub-heap, or of the
  * space a growth added: clheap_circular_grow cuts it at multiples of PRESPLIT_ARG from
  * the pool's first unit). Frees do not merge across one (see the top of this file). */
@@ -457,8 +474,7 @@ static CLHEAP_INLINE int clheap_circular_moves_rover(CLHEAP_GLOBAL clheap_u32 *h
 {
     if (multi || h[CLHEAP_HDR_PRESPLIT] != CLHEAP_PRESPLIT_BINARY || units / 8u >= need)
         return 1;
-    clheap_u32 level = h[CLHEAP_HDR_PRESPLIT_LEVELS] * 3u / 4u;
-    return units >= (h[CLHEAP_HDR_PRESPLIT_ARG] >> level);
+    return units >= (h[CLHEAP_HDR_PRESPLIT_ARG] >> clheap_circular_floor_level(h));
 }
 
 /* Where a claim that ends at `next` leaves the roving offset: there, or, with
@@ -482,9 +498,8 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_rover_after(CLHEAP_GLOBAL clheap
 {
     if (!CLHEAP_ROVER_HOME_PAST_FLOOR || multi || h[CLHEAP_HDR_PRESPLIT] != CLHEAP_PRESPLIT_BINARY)
         return next;
-    clheap_u32 rel = next - h[CLHEAP_HDR_POOL_START], arg = h[CLHEAP_HDR_PRESPLIT_ARG], floor_end = 0u;
-    for (clheap_u32 y = 0u; y <= h[CLHEAP_HDR_PRESPLIT_LEVELS] * 3u / 4u; y++)
-        floor_end += (1u << y) * (arg >> y);
+    clheap_u32 rel = next - h[CLHEAP_HDR_POOL_START];
+    clheap_u32 floor_end = clheap_presplit_level_start(h, clheap_circular_floor_level(h) + 1u);
     return rel >= floor_end && rel < h[CLHEAP_HDR_HEAP_UNITS] ? home : next;
 }
 
@@ -682,8 +697,7 @@ static CLHEAP_INLINE void clheap_presplit_chunk(CLHEAP_GLOBAL clheap_u32 *h, clh
             level++;
         if (i + 1u == per_heap)
             level = levels; /* the remainder chunk after the last level */
-        for (clheap_u32 y = 0u; y < level; y++)
-            start += (1u << y) * (arg >> y);
+        start = clheap_presplit_level_start(h, level);
         if (level == levels) {
             units = heap_units - start;
         } else {

@@ -39,7 +39,7 @@ enum { WARP = 32, GROUP = 256 };
 typedef struct churn {
     core_heap heap;
     int fused, multi;
-    uint32_t launch, warps, resident, items_per_warp;
+    uint32_t launch, warps, resident;
     uint64_t nulls, wrong, walk; /* walk: shared accesses in the warps' claims */
     /* With CORE_CHURN_HOLD=K, every K-th launch is two: one that mallocs (into held) and
      * one that frees, with a heap check between them, while every part of every warp's
@@ -135,15 +135,15 @@ static void slot_work(uint32_t slot, void *arg)
 {
     churn *c = arg;
     for (uint32_t w = slot; w < c->warps; w += c->resident) {
-        uint32_t bytes[WARP], units[WARP], n = c->items_per_warp;
-        for (uint32_t k = 0; k < n; k++)
-            bytes[k] = churn_bytes(w * WARP + k, c->launch);
+        uint32_t bytes[WARP], units[WARP], n = WARP;
         clheap_core_begin();
         clheap_host_group_index = w * WARP / GROUP;
         if (c->phase == FREE_ONLY) {
             warp_free(c, c->held + (size_t)w * WARP, n);
             continue;
         }
+        for (uint32_t k = 0; k < n; k++)
+            bytes[k] = churn_bytes(w * WARP + k, c->launch);
         warp_malloc(c, bytes, n, units);
         for (uint32_t k = 0; k < n; k++) {
             if (!units[k]) {
@@ -196,7 +196,6 @@ int main(int argc, char **argv)
     uint32_t launches = argc > 2 ? (uint32_t)strtoul(argv[2], NULL, 0) : 20;
     churn c = {.warps = argc > 3 ? (uint32_t)strtoul(argv[3], NULL, 0) : 2048,
                .resident = argc > 4 ? (uint32_t)strtoul(argv[4], NULL, 0) : 512,
-               .items_per_warp = WARP,
                .fused = clheap_allocator_is_fused(config.allocator),
                .multi = clheap_allocator_is_multi(config.allocator)};
     config.size_bytes = (argc > 5 ? strtoull(argv[5], NULL, 0) : 64) << 20;
