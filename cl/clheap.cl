@@ -370,14 +370,16 @@ static CLHEAP_INLINE clheap_u32 clheap_blocks_malloc_warp(__global clheap_u32 *h
 static CLHEAP_INLINE void clheap_blocks_free_warp(__global clheap_u32 *h, __global void *ptr)
 {
     clheap_u32 mask = clheap_ptx_activemask();
-    clheap_u32 frame = 0u, cls = 0u, slot = 0u, unit = ptr ? clheap_frame_locate(h, ptr, &frame, &cls) : 0u;
+    clheap_u32 frame = 0u, cls = 0u, slot = 0u, incarnation = 0u;
+    clheap_u32 unit = ptr ? clheap_frame_locate(h, ptr, &frame, &cls, &incarnation) : 0u;
 #if CLHEAP_ALLOCATOR == CLHEAP_KIND_TIER
     int large = unit && cls == CLHEAP_TIER_LARGE;
 #else
     int large = 0;
 #endif
     int small = unit && !large && clheap_block_slot_in(h, unit, frame, cls, &slot);
-    clheap_u32 peers = clheap_ptx_match(mask, small ? frame : 0xffffffffu);
+    /* Lanes of one block and incarnation (cl/clheap_blocks.h, I2) share an AND. */
+    clheap_u32 peers = clheap_ptx_match(mask, small ? frame : 0xffffffffu) & clheap_ptx_match(mask, incarnation);
     if (!small) {
 #if CLHEAP_ALLOCATOR == CLHEAP_KIND_TIER
         if (large)
@@ -397,7 +399,9 @@ static CLHEAP_INLINE void clheap_blocks_free_warp(__global clheap_u32 *h, __glob
          * sync above) before the slots can be reserved again: see cl/clheap_blocks.h. */
         clheap_fence_release();
         old = clheap_and64(clheap_block_alloc_bits(h, frame), ~bits);
-        if (old & bits)
+        if ((old & bits) && clheap_block_reopened(h, frame, incarnation, old & bits))
+            old = 0; /* every lane counts a double free */
+        else if (old & bits)
             clheap_block_after_free(h, frame, cls - 1u, old, old & bits);
     }
     clheap_ptx_syncwarp(peers); /* the leader's branch */

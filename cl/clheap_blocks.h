@@ -45,7 +45,35 @@
  *     clears its bit (on NVIDIA the warp's lanes reach the leader's fence through the
  *     warp sync before it); the next reserver's OR reads that AND's result (the same
  *     word), so its user's writes land after ours. Without the fence a write still in
- *     flight from the freeing work-item could land on the next owner's data. */
+ *     flight from the freeing work-item could land on the next owner's data.
+ *
+ * Incarnations: a racing double free must not free a slot of the block that reuses the
+ * frames. Two frees of slot s: the second reads the block's class, the first's AND empties
+ * the block, which is reclaimed and may reopen; the second's AND then lands on a free
+ * frame or on a new block. Each block's first frame counts the blocks opened there
+ * (CLHEAP_BLOCK_WORD_INCARNATION), and:
+ *   I1  an opener bumps the count, clheap_fence_release, then ORs all ones into the
+ *       allocation word before it writes the class: the old value tells a stale AND that
+ *       hit the free frame (not all ones), repaired by the OR and counted as a double
+ *       free; later writes of the word (block_new's store of its free slots) follow;
+ *   I2  a free reads the count with the class (clheap_frame_locate) and, after its AND
+ *       and clheap_fence_acquire, again: an AND that read an opener's OR or a later value
+ *       sees that opener's bump, so if the count changed its AND hit the new block; it
+ *       ORs the bits back, does nothing else, and counts a double free
+ *       (clheap_block_reopened);
+ *   I3  the reclaimer, after its invalidation (every slot taken) and the class stored 0,
+ *       clheap_fence_release, ORs all ones in again (the seal): a stale AND between the
+ *       two is repaired and counted (legitimate frees all came before the invalidation,
+ *       which found their bits clear, and reservers and rollbacks only clear bits they
+ *       set). A stale AND after the seal on a frame nobody reopens before the kernel ends
+ *       stays visible to clheap_heap_check (T2 of cl/clheap_tier.h), where repair fixes it.
+ *   A stale AND before the seal sees every slot taken, so with two slots a block or more
+ *   (host/heap_layout.c) it can only take its block for a full one and make it findable,
+ *   which searchers repair.
+ * Limits: a free whose block is emptied by others, reclaimed and reopened between its
+ * AND and its second read takes its AND for a stale one (its slot stays taken: a leak, and
+ * a double free counted); a stale free whose pointer names a slot live in a new block of
+ * the same class is a free of that slot, which no heap can tell from its owner's. */
 #ifndef CLHEAP_BLOCKS_H
 #define CLHEAP_BLOCKS_H
 
@@ -135,6 +163,30 @@ static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u64 *clheap_block_alloc_bits(CLHEAP_GL
 static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u64 *clheap_block_iter_bits(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame)
 {
     return (CLHEAP_GLOBAL clheap_u64 *)(clheap_block_header(h, frame) + CLHEAP_BLOCK_WORD_ITER);
+}
+
+static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u32 *clheap_block_incarnation(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame)
+{
+    return clheap_block_header(h, frame) + CLHEAP_BLOCK_WORD_INCARNATION;
+}
+
+/* A block opens at `frame` (I1); one writer at a time (the frames' taker). */
+static CLHEAP_INLINE void clheap_block_next_incarnation(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame)
+{
+    CLHEAP_GLOBAL clheap_u32 *word = clheap_block_incarnation(h, frame);
+    clheap_store32(word, clheap_load32(word) + 1u);
+}
+
+/* After a free's AND cleared `bits` of the block at `frame`, which had `incarnation` when
+ * the free read its class: 1 if a block opened there since (I2), the bits ORed back. */
+static CLHEAP_INLINE int clheap_block_reopened(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame,
+                                               clheap_u32 incarnation, clheap_u64 bits)
+{
+    clheap_fence_acquire(); /* reads the bump of the opener whose write our AND read (I1) */
+    if (clheap_load32(clheap_block_incarnation(h, frame)) == incarnation)
+        return 0;
+    clheap_or64(clheap_block_alloc_bits(h, frame), bits);
+    return 1;
 }
 
 /* Bits of the slots a block of class c really has. */
@@ -237,6 +289,8 @@ static CLHEAP_INLINE void clheap_block_reclaim(CLHEAP_GLOBAL clheap_u32 *h, clhe
         clheap_bm_try_clear(h, CLHEAP_BM_ACTIVE(c), frame);
     clheap_store32(clheap_block_header(h, frame) + CLHEAP_BLOCK_WORD_CLASS, 0u);
     clheap_fence_release();
+    if (~clheap_or64(clheap_block_alloc_bits(h, frame), ~(clheap_u64)0)) /* the seal (I3) */
+        clheap_count_error(h, CLHEAP_HDR_ERR_DOUBLE_FREE);
     if (clheap_frames_from_pages(h))
         clheap_pages_release(h, frame, h[CLHEAP_HDR_CLASS_FRAMES + c]);
     else
@@ -346,6 +400,10 @@ static CLHEAP_INLINE clheap_u32 clheap_block_new(CLHEAP_GLOBAL clheap_u32 *h, cl
         clheap_store32(clheap_block_header(h, frame + f) + CLHEAP_BLOCK_WORD_OWNER, frame);
     CLHEAP_GLOBAL clheap_u32 *header = clheap_block_header(h, frame);
     clheap_store32(header + CLHEAP_BLOCK_WORD_OWNER, frame);
+    clheap_block_next_incarnation(h, frame);
+    clheap_fence_release(); /* the count before the allocation word (I1) */
+    if (~clheap_or64(clheap_block_alloc_bits(h, frame), ~(clheap_u64)0)) /* nothing reservable yet (T2) */
+        clheap_count_error(h, CLHEAP_HDR_ERR_DOUBLE_FREE);
     clheap_store32(header + CLHEAP_BLOCK_WORD_CLASS, c + 1u);
     clheap_store64(clheap_block_iter_bits(h, frame), 0);
     clheap_fence_release(); /* the class is visible before any slot is */
@@ -468,10 +526,12 @@ static CLHEAP_INLINE int clheap_block_slot_in(CLHEAP_GLOBAL clheap_u32 *h, clhea
     return 1;
 }
 
-/* The unit a pointer to be freed names, its frame's owner and the owner's class word;
- * 0 (and an error counted) if the pointer is outside the pool or misaligned. */
+/* The unit a pointer to be freed names, its frame's owner, the owner's class word and
+ * its incarnation (I1); 0 (and an error counted) if the pointer is outside the pool or
+ * misaligned. */
 static CLHEAP_INLINE clheap_u32 clheap_frame_locate(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL void *ptr,
-                                                    clheap_u32 *owner_out, clheap_u32 *cls_out)
+                                                    clheap_u32 *owner_out, clheap_u32 *cls_out,
+                                                    clheap_u32 *incarnation_out)
 {
     clheap_u32 first = h[CLHEAP_HDR_POOL_START], frame_units = h[CLHEAP_HDR_FRAME_UNITS];
     clheap_u32 frames = h[CLHEAP_HDR_FRAME_COUNT];
@@ -481,18 +541,20 @@ static CLHEAP_INLINE clheap_u32 clheap_frame_locate(CLHEAP_GLOBAL clheap_u32 *h,
     clheap_u32 owner = clheap_load32(clheap_block_header(h, (unit - first) / frame_units) + CLHEAP_BLOCK_WORD_OWNER);
     *owner_out = owner;
     *cls_out = owner < frames ? clheap_load32(clheap_block_header(h, owner) + CLHEAP_BLOCK_WORD_CLASS) : 0u;
+    *incarnation_out = owner < frames ? clheap_load32(clheap_block_incarnation(h, owner)) : 0u;
     return unit;
 }
 
-/* Frees slot `slot` of the block at `frame` of class c: one AND, whose old value also
- * tells a double free. */
+/* Frees slot `slot` of the block at `frame` of class c, read with `incarnation`: one
+ * AND, whose old value tells a double free, and the incarnation read again (I1) tells
+ * one that raced the block's reclaim. */
 static CLHEAP_INLINE void clheap_block_free_slot(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame, clheap_u32 c,
-                                                 clheap_u32 slot)
+                                                 clheap_u32 slot, clheap_u32 incarnation)
 {
     clheap_u64 bit = (clheap_u64)1 << slot;
     clheap_fence_release(); /* the freed slot's last writes before it can be reserved again */
     clheap_u64 old = clheap_and64(clheap_block_alloc_bits(h, frame), ~bit);
-    if (!(old & bit))
+    if (!(old & bit) || clheap_block_reopened(h, frame, incarnation, bit))
         clheap_count_error(h, CLHEAP_HDR_ERR_DOUBLE_FREE);
     else
         clheap_block_after_free(h, frame, c, old, bit);
@@ -500,12 +562,12 @@ static CLHEAP_INLINE void clheap_block_free_slot(CLHEAP_GLOBAL clheap_u32 *h, cl
 
 static CLHEAP_INLINE void clheap_blocks_free(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL void *ptr)
 {
-    clheap_u32 frame, cls, slot;
+    clheap_u32 frame, cls, slot, incarnation;
     if (!ptr)
         return;
-    clheap_u32 unit = clheap_frame_locate(h, ptr, &frame, &cls);
+    clheap_u32 unit = clheap_frame_locate(h, ptr, &frame, &cls, &incarnation);
     if (unit && clheap_block_slot_in(h, unit, frame, cls, &slot))
-        clheap_block_free_slot(h, frame, cls - 1u, slot);
+        clheap_block_free_slot(h, frame, cls - 1u, slot, incarnation);
 }
 
 /* ---- initialisation (one work-item per frame, and per bitmap container) ----------- */
@@ -519,6 +581,7 @@ static CLHEAP_INLINE void clheap_blocks_init_frame(CLHEAP_GLOBAL clheap_u32 *h, 
     clheap_store32(header + CLHEAP_BLOCK_WORD_OWNER, frame);
     clheap_store64(clheap_block_alloc_bits(h, frame), ~(clheap_u64)0); /* free frame: nothing reservable */
     clheap_store64(clheap_block_iter_bits(h, frame), 0);
+    clheap_store32(clheap_block_incarnation(h, frame), 0u);
 }
 
 /* ---- typed objects: SOA layout and enumeration ------------------------------------- *

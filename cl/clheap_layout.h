@@ -111,12 +111,15 @@
  *   word 0 class + 1 on a block's first frame (0: none), word 1 the block's first frame,
  *   words 2-3 allocation bitmap (1 = slot taken; slots past the capacity and every slot
  *   of a free frame are 1, so nothing can be reserved there), words 4-5 iteration
- *   bitmap (parallel_do's snapshot). */
+ *   bitmap (parallel_do's snapshot), word 6 the block's incarnation on its first frame
+ *   (cl/clheap_blocks.h: bumped whenever a block there opens or is reclaimed, so a free
+ *   that raced a reclaim sees that its AND hit another block; any start value). */
 #define CLHEAP_BLOCK_HEADER_UNITS 2u
 #define CLHEAP_BLOCK_WORD_CLASS 0
 #define CLHEAP_BLOCK_WORD_OWNER 1
 #define CLHEAP_BLOCK_WORD_ALLOC 2
 #define CLHEAP_BLOCK_WORD_ITER 4
+#define CLHEAP_BLOCK_WORD_INCARNATION 6
 /* TierAlloc: the class word of a large allocation's first frame (no block has it); its
  * word CLHEAP_BLOCK_WORD_ITER holds the allocation's length in frames. */
 #define CLHEAP_TIER_LARGE 0x4C524745u /* "LRGE" */

@@ -114,12 +114,14 @@ typedef size_t clheap_size;
  *                          cannot see dependencies, so it treats it as clheap_fence_acquire.
  * Compare-and-swap reads like a load and writes like a store. */
 /* Tests that choose the interleaving (tests/test_core_schedule.c) get a call before
- * every shared-word access; other builds nothing. */
+ * every shared-word access, the word it is about to touch in clheap_core_next_word (a
+ * replay stops a lane there: tests/test_core_replay.c); other builds nothing. */
 #ifdef CLHEAP_CORE_SCHEDULED
 void clheap_core_schedule_step(void);
-#define CLHEAP_CORE_STEP() clheap_core_schedule_step()
+extern const void *clheap_core_next_word;
+#define CLHEAP_CORE_STEP(p) (clheap_core_next_word = (const void *)(p), clheap_core_schedule_step())
 #else
-#define CLHEAP_CORE_STEP() ((void)0)
+#define CLHEAP_CORE_STEP(p) ((void)0)
 #endif
 #define CLHEAP_A32(p) ((_Atomic clheap_u32 *)(p))
 #define CLHEAP_A64(p) ((_Atomic clheap_u64 *)(p))
@@ -153,29 +155,29 @@ static CLHEAP_INLINE void clheap_core_begin(void)
 }
 static CLHEAP_INLINE clheap_u32 clheap_load32(clheap_u32 *p)
 {
-    CLHEAP_CORE_STEP();
+    CLHEAP_CORE_STEP(p);
     clheap_core_read(p, 0);
     return atomic_load_explicit(CLHEAP_A32(p), memory_order_relaxed);
 }
 static CLHEAP_INLINE void clheap_store32(clheap_u32 *p, clheap_u32 v)
 {
-    CLHEAP_CORE_STEP();
+    CLHEAP_CORE_STEP(p);
     atomic_store_explicit(CLHEAP_A32(p), v, clheap_core_write_order());
 }
 static CLHEAP_INLINE clheap_u64 clheap_load64(clheap_u64 *p)
 {
-    CLHEAP_CORE_STEP();
+    CLHEAP_CORE_STEP(p);
     clheap_core_read(p, 1);
     return atomic_load_explicit(CLHEAP_A64(p), memory_order_relaxed);
 }
 static CLHEAP_INLINE void clheap_store64(clheap_u64 *p, clheap_u64 v)
 {
-    CLHEAP_CORE_STEP();
+    CLHEAP_CORE_STEP(p);
     atomic_store_explicit(CLHEAP_A64(p), v, clheap_core_write_order());
 }
 static CLHEAP_INLINE clheap_u32 clheap_cas32(clheap_u32 *p, clheap_u32 expected, clheap_u32 desired)
 {
-    CLHEAP_CORE_STEP();
+    CLHEAP_CORE_STEP(p);
     clheap_core_read(p, 0);
     atomic_compare_exchange_strong_explicit(CLHEAP_A32(p), &expected, desired, clheap_core_write_order(),
                                             memory_order_relaxed);
@@ -183,7 +185,7 @@ static CLHEAP_INLINE clheap_u32 clheap_cas32(clheap_u32 *p, clheap_u32 expected,
 }
 static CLHEAP_INLINE clheap_u64 clheap_cas64(clheap_u64 *p, clheap_u64 expected, clheap_u64 desired)
 {
-    CLHEAP_CORE_STEP();
+    CLHEAP_CORE_STEP(p);
     clheap_core_read(p, 1);
     atomic_compare_exchange_strong_explicit(CLHEAP_A64(p), &expected, desired, clheap_core_write_order(),
                                             memory_order_relaxed);
@@ -191,19 +193,19 @@ static CLHEAP_INLINE clheap_u64 clheap_cas64(clheap_u64 *p, clheap_u64 expected,
 }
 static CLHEAP_INLINE clheap_u32 clheap_add32(clheap_u32 *p, clheap_u32 v)
 {
-    CLHEAP_CORE_STEP();
+    CLHEAP_CORE_STEP(p);
     clheap_core_read(p, 0);
     return atomic_fetch_add_explicit(CLHEAP_A32(p), v, clheap_core_write_order());
 }
 static CLHEAP_INLINE clheap_u64 clheap_add64(clheap_u64 *p, clheap_u64 v)
 {
-    CLHEAP_CORE_STEP();
+    CLHEAP_CORE_STEP(p);
     clheap_core_read(p, 1);
     return atomic_fetch_add_explicit(CLHEAP_A64(p), v, clheap_core_write_order());
 }
 static CLHEAP_INLINE clheap_u64 clheap_xchg64(clheap_u64 *p, clheap_u64 v)
 {
-    CLHEAP_CORE_STEP();
+    CLHEAP_CORE_STEP(p);
     clheap_core_read(p, 1);
     return atomic_exchange_explicit(CLHEAP_A64(p), v, clheap_core_write_order());
 }

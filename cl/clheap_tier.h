@@ -161,11 +161,19 @@ static CLHEAP_INLINE void clheap_tier_write_run_headers(CLHEAP_GLOBAL clheap_u32
 {
     clheap_u32 frames = h[CLHEAP_HDR_CLASS_FRAMES + c];
     CLHEAP_NO_UNROLL
+    for (clheap_u32 i = index * frames; i < blocks * frames; i += stride * frames)
+        clheap_block_next_incarnation(h, run + i);
+    clheap_fence_release(); /* the count before the allocation word (cl/clheap_blocks.h, I1) */
+    CLHEAP_NO_UNROLL
     for (clheap_u32 i = index; i < blocks * frames; i += stride) {
         clheap_u32 block = run + i / frames * frames;
         CLHEAP_GLOBAL clheap_u32 *header = clheap_block_header(h, run + i);
         clheap_store32(header + CLHEAP_BLOCK_WORD_OWNER, block);
         if (run + i == block) {
+            /* Every slot held (T2) before the class names the block, whatever a free that
+             * raced the frames' last block cleared (I1). */
+            if (~clheap_or64(clheap_block_alloc_bits(h, block), ~(clheap_u64)0))
+                clheap_count_error(h, CLHEAP_HDR_ERR_DOUBLE_FREE);
             clheap_store64(clheap_block_iter_bits(h, block), 0);
             clheap_store32(header + CLHEAP_BLOCK_WORD_CLASS, c + 1u);
         }
@@ -729,12 +737,15 @@ static CLHEAP_INLINE void clheap_tier_free_large(CLHEAP_GLOBAL clheap_u32 *h, cl
         clheap_count_error(h, CLHEAP_HDR_ERR_FREE_NOT_CHUNK);
         return;
     }
-    clheap_fence_acquire();
-    clheap_u32 length = clheap_load32(header + CLHEAP_BLOCK_WORD_ITER);
     if (clheap_cas32(header + CLHEAP_BLOCK_WORD_CLASS, CLHEAP_TIER_LARGE, 0u) != CLHEAP_TIER_LARGE) {
         clheap_count_error(h, CLHEAP_HDR_ERR_DOUBLE_FREE);
         return;
     }
+    /* The length of the allocation the CAS took, read after it: a length read before
+     * could be a freed one's that the frames held earlier, and a racing double free then
+     * released its successor's neighbours too. */
+    clheap_fence_acquire();
+    clheap_u32 length = clheap_load32(header + CLHEAP_BLOCK_WORD_ITER);
     clheap_store32(header + CLHEAP_BLOCK_WORD_ITER, 0u);
     clheap_fence_release(); /* the header is a free frame's before the frames are free */
     clheap_pages_release(h, f, length);
@@ -742,16 +753,16 @@ static CLHEAP_INLINE void clheap_tier_free_large(CLHEAP_GLOBAL clheap_u32 *h, cl
 
 static CLHEAP_INLINE void clheap_tier_free(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL void *ptr)
 {
-    clheap_u32 frame, cls, slot;
+    clheap_u32 frame, cls, slot, incarnation;
     if (!ptr)
         return;
-    clheap_u32 unit = clheap_frame_locate(h, ptr, &frame, &cls);
+    clheap_u32 unit = clheap_frame_locate(h, ptr, &frame, &cls, &incarnation);
     if (!unit)
         return;
     if (cls == CLHEAP_TIER_LARGE)
         clheap_tier_free_large(h, unit, frame);
     else if (clheap_block_slot_in(h, unit, frame, cls, &slot))
-        clheap_block_free_slot(h, frame, cls - 1u, slot);
+        clheap_block_free_slot(h, frame, cls - 1u, slot, incarnation);
 }
 
 /* Initialisation of the bitmap kinds (BitmapAlloc, BlockAlloc, TierAlloc), item i of

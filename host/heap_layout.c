@@ -225,8 +225,10 @@ static clheap_status plan_bitmap_kinds(const clheap_heap_config *config, uint64_
             return CLHEAP_ERROR_INVALID_ARGUMENT;
         for (uint32_t c = 0; c < count; c++) {
             uint32_t bytes = classes[c];
+            /* At most 32 frames' worth, so that a block has two slots or more: a free that
+             * raced its block's reclaim relies on that (cl/clheap_blocks.h, I3). */
             if (bytes == 0 || bytes % CLHEAP_UNIT || (c && bytes <= classes[c - 1]) ||
-                (uint64_t)bytes > 64ull * frame)
+                (uint64_t)bytes > 32ull * frame)
                 return CLHEAP_ERROR_INVALID_ARGUMENT;
             uint64_t frames = ((uint64_t)64 * bytes + frame - 1) / frame;
             if (frames > 64)

@@ -13,6 +13,9 @@
 _Thread_local clheap_u32 clheap_host_group_index;
 _Thread_local clheap_u32 clheap_host_launch_items;
 _Thread_local clheap_core_order clheap_core_orders;
+#ifdef CLHEAP_CORE_SCHEDULED
+const void *clheap_core_next_word;
+#endif
 
 clheap_status core_heap_create(const clheap_heap_config *config, uint32_t compute_units,
                                core_heap *heap)

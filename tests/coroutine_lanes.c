@@ -1,6 +1,7 @@
 #define _GNU_SOURCE /* ucontext */
 #include "coroutine_lanes.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <ucontext.h>
@@ -50,6 +51,8 @@ static struct {
     void *arg;
     const void *caller_bottom; /* the caller's stack, for the sanitizer */
     size_t caller_size;
+    const coroutine_lane_turn *turns; /* scripted (coroutine_lanes_script) */
+    uint32_t turn_count, turn, met;   /* the turn running, the times its lane met its word */
 } lanes = {.current = -1};
 
 static uint32_t next_random(void)
@@ -134,9 +137,33 @@ static uint32_t dequeue(void)
     return first;
 }
 
+static int lane_live(uint32_t lane)
+{
+    return lanes.position[lane] < lanes.live && lanes.running[lanes.position[lane]] == lane;
+}
+
+/* Scripted: the turn's lane until it is about to touch its word for the last time. */
+static int pick_scripted(void)
+{
+    for (; lanes.turn < lanes.turn_count; lanes.turn++, lanes.met = 0) {
+        const coroutine_lane_turn *t = &lanes.turns[lanes.turn];
+        if (!lane_live(t->lane))
+            continue;
+        if (lanes.current == (int)t->lane && t->word && clheap_core_next_word == t->word && ++lanes.met >= t->times)
+            continue;
+        return (int)t->lane;
+    }
+    uint32_t lowest = UINT32_MAX;
+    for (uint32_t i = 0; i < lanes.live; i++)
+        lowest = lanes.running[i] < lowest ? lanes.running[i] : lowest;
+    return lanes.live ? (int)lowest : -1;
+}
+
 /* The lane to run next; `again`: the running lane takes part (it has not returned). */
 static int pick(int again)
 {
+    if (lanes.turn_count)
+        return pick_scripted();
     if (!lanes.paced)
         return lanes.live ? (int)lanes.running[next_random() % lanes.live] : -1;
     /* An access takes about as long as every other lane's: due again after the live
@@ -177,6 +204,13 @@ static void lane_entry(int lane)
     switch_to(pick(0), 1);
 }
 
+void coroutine_lanes_script(const coroutine_lane_turn *turns, uint32_t count)
+{
+    lanes.turns = turns;
+    lanes.turn_count = count;
+    lanes.turn = lanes.met = 0;
+}
+
 void coroutine_lanes_pace(int paced, uint32_t jitter_percent)
 {
     lanes.paced = paced;
@@ -212,7 +246,8 @@ int coroutine_lanes_run(uint32_t count, coroutine_lane_work work, void *arg, uin
         lanes.work = work;
         lanes.arg = arg;
         lanes.random = seed * 2u + 1u; /* xorshift needs a state other than 0 */
-        for (uint32_t i = 0; lanes.paced && i < count; i++)
+        lanes.turn = lanes.met = 0;
+        for (uint32_t i = 0; lanes.paced && !lanes.turn_count && i < count; i++)
             enqueue(i, lanes.steps + next_random() % count);
         switch_to(pick(0), 0);
     }

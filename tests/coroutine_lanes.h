@@ -25,6 +25,17 @@ int coroutine_lanes_run(uint32_t count, coroutine_lane_work work, void *arg, uin
  * on a GPU whose warps each wait one memory latency per access while the others go on;
  * with no jitter, lanes that began together take their steps in the same rounds. */
 void coroutine_lanes_pace(int paced, uint32_t jitter_percent);
+/* A scripted run for the runs that follow (a replay of a race, step by step), or none
+ * (count 0): turn i runs lane turns[i].lane until it is about to touch turns[i].word
+ * (cl/clheap_port.h, clheap_core_next_word) for the turns[i].times-th time in that turn,
+ * or (word NULL) until it returns; then turn i + 1. After the last turn (or when a turn's
+ * lane has returned), the lowest lane still running runs. No seed, no pacing. */
+typedef struct coroutine_lane_turn {
+    uint32_t lane;
+    const void *word;
+    uint32_t times;
+} coroutine_lane_turn;
+void coroutine_lanes_script(const coroutine_lane_turn *turns, uint32_t count);
 /* Shared accesses made by lanes since the program began (one scheduling step each): the
  * core's work under a schedule, the same every time for a seed. */
 uint64_t coroutine_lanes_steps(void);

@@ -62,7 +62,7 @@ typedef struct clheap_heap_config {
     uint32_t class_count;         /**< BlockAlloc, TierAlloc: size classes in class_bytes (0: the
                                      default list, 16 B - 16 KiB; TierAlloc serves larger
                                      requests from its page tier) */
-    uint32_t class_bytes[32];     /**< ascending multiples of 16, each <= 64 * frame_bytes;
+    uint32_t class_bytes[32];     /**< ascending multiples of 16, each <= 32 * frame_bytes (two slots a block or more);
                                      a class index is also a typed-object type id */
     uint32_t typed_classes;       /**< TierAlloc: 1 keeps every object in a block of its own
                                      class even when the heap is nearly full, so that a class

@@ -1,0 +1,264 @@
+/* Deterministic replays of TierAlloc races on the C11 build of the core: each test runs
+ * the steps of two or more work-items in a fixed order, either by calling the parts of
+ * malloc and free that a work-item runs between its shared accesses, or as coroutine
+ * lanes (tests/coroutine_lanes.h) on a script that stops a lane before it touches a
+ * given word; then it checks what a later user would meet: no unit handed to two owners,
+ * every word of every live allocation still its owner's stamp, the heap walk sound, and
+ * the bad free counted. One thread, so every step is exact. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core_heap.h"
+#include "coroutine_lanes.h"
+#include "../cl/clheap_tier.h"
+
+enum { MAX_LIVE = 8192 };
+
+typedef struct live {
+    uint32_t unit, bytes, stamp;
+} live;
+
+typedef struct replay {
+    core_heap heap;
+    live objects[MAX_LIVE];
+    uint32_t count;
+} replay;
+
+static void make_heap(replay *r, uint64_t bytes, int typed)
+{
+    clheap_heap_config config = clheap_heap_config_default();
+    config.allocator = CLHEAP_TIER_ALLOC;
+    config.size_bytes = bytes;
+    config.typed_classes = (uint32_t)typed;
+    r->count = 0;
+    assert_int_equal(core_heap_create(&config, 4, &r->heap), CLHEAP_SUCCESS);
+}
+
+static uint32_t errors(replay *r, int which)
+{
+    return r->heap.words[which];
+}
+
+/* Writes the stamp into every 32-bit word of the allocation. */
+static void stamp(replay *r, uint32_t unit, uint32_t bytes)
+{
+    assert_true(r->count < MAX_LIVE);
+    live *l = &r->objects[r->count];
+    *l = (live){unit, bytes, 0x5EED0000u + r->count};
+    r->count++;
+    uint32_t *p = core_heap_pointer(&r->heap, unit);
+    for (uint32_t w = 0; w < bytes / 4u; w++)
+        p[w] = l->stamp;
+}
+
+/* Every live allocation keeps its stamp, no two overlap, and the heap walks sound. */
+static void expect_sound(replay *r)
+{
+    for (uint32_t i = 0; i < r->count; i++) {
+        const live *a = &r->objects[i];
+        const uint32_t *p = core_heap_pointer(&r->heap, a->unit);
+        for (uint32_t w = 0; w < a->bytes / 4u; w++)
+            if (p[w] != a->stamp)
+                fail_msg("allocation %u (unit %u, %u B) overwritten at word %u", i, a->unit, a->bytes, w);
+        for (uint32_t j = 0; j < i; j++) {
+            const live *b = &r->objects[j];
+            if (a->unit < b->unit + b->bytes / CLHEAP_UNIT && b->unit < a->unit + a->bytes / CLHEAP_UNIT)
+                fail_msg("allocations %u and %u overlap (units %u and %u)", j, i, b->unit, a->unit);
+        }
+    }
+    clheap_heap_stats stats;
+    char what[256] = "";
+    if (core_heap_walk(&r->heap, &stats, what, sizeof what) != CLHEAP_SUCCESS)
+        fail_msg("heap check: %s", what);
+}
+
+static uint32_t frame_of(replay *r, uint32_t unit)
+{
+    uint32_t *h = r->heap.words;
+    return (unit - h[CLHEAP_HDR_POOL_START]) / h[CLHEAP_HDR_FRAME_UNITS];
+}
+
+/* A free's first step (clheap_tier_free up to its AND): where the pointer lies. */
+typedef struct pending_free {
+    uint32_t unit, frame, cls, slot, incarnation;
+} pending_free;
+
+static pending_free free_begin(replay *r, uint32_t unit)
+{
+    pending_free f = {.unit = unit};
+    clheap_core_begin();
+    uint32_t *h = r->heap.words;
+    assert_int_equal(clheap_frame_locate(h, core_heap_pointer(&r->heap, unit), &f.frame, &f.cls, &f.incarnation),
+                     unit);
+    assert_true(f.cls >= 1u && f.cls <= h[CLHEAP_HDR_CLASS_COUNT]);
+    assert_true(clheap_block_slot_in(h, unit, f.frame, f.cls, &f.slot));
+    return f;
+}
+
+/* Its second step: the AND and what follows, as a free in a large launch (no deferral). */
+static void free_end(replay *r, const pending_free *f)
+{
+    clheap_core_begin();
+    clheap_host_launch_items = CLHEAP_TIER_DEFER_ITEMS + 1u;
+    clheap_block_free_slot(r->heap.words, f->frame, f->cls - 1u, f->slot, f->incarnation);
+}
+
+/* One 64 B object in a block of its own: the run it came from closed (its other slots
+ * freed), so freeing the object empties the block. */
+static uint32_t lone_object(replay *r, uint32_t bytes)
+{
+    uint32_t unit = core_heap_malloc(&r->heap, bytes, 0);
+    assert_int_not_equal(unit, 0);
+    core_heap_trim(&r->heap);
+    return unit;
+}
+
+/* Takes slots of class c through the hint (malloc) and through the active blocks' OR
+ * (clheap_block_reserve_active, what a request whose hint is busy does), stamping each. */
+static void take_both_ways(replay *r, uint32_t bytes, uint32_t rounds)
+{
+    uint32_t *h = r->heap.words, c = clheap_class_for(h, bytes);
+    for (uint32_t i = 0; i < rounds; i++) {
+        uint32_t unit = core_heap_malloc(&r->heap, bytes, 0);
+        assert_int_not_equal(unit, 0);
+        stamp(r, unit, bytes);
+        clheap_u64 got = 0;
+        clheap_core_begin();
+        uint32_t frame = clheap_block_reserve_active(h, c, 1u, 0x1234u + i, &got);
+        if (frame != CLHEAP_BM_FAIL)
+            stamp(r, clheap_slot_unit(h, frame, c, clheap_ctz64(got)), bytes);
+    }
+}
+
+/* Issue 45.1 as reported: the second free's AND lands on the reclaimed, free frame; a
+ * run then opens there. Before, the run's block had slot s reservable (the AND cleared
+ * it and the run never rewrote the word), so the hint and the OR path both handed it
+ * out. */
+static void double_free_lands_on_free_frame(void **state)
+{
+    (void)state;
+    static replay r;
+    make_heap(&r, 4u << 20, 0);
+    uint32_t unit = lone_object(&r, 64);
+    pending_free second = free_begin(&r, unit);
+    core_heap_free_unit(&r.heap, unit, 1); /* the first free empties the block: reclaimed */
+    assert_int_equal(*clheap_block_header(r.heap.words, second.frame), 0u); /* class 0: a free frame */
+    free_end(&r, &second); /* the second: its AND on a free frame */
+    take_both_ways(&r, 64, 200);
+    assert_int_equal(*clheap_block_header(r.heap.words, second.frame),
+                     clheap_class_for(r.heap.words, 64) + 1u); /* a block of the class reopened there */
+    expect_sound(&r);
+    assert_int_equal(errors(&r, CLHEAP_HDR_ERR_DOUBLE_FREE), 1);
+    core_heap_destroy(&r.heap);
+}
+
+/* The stale AND after the frame's next run opened: it would free a slot the run holds for
+ * its hint. The incarnation read again after the AND tells it, and the bit goes back. */
+static void double_free_lands_on_new_run(void **state)
+{
+    (void)state;
+    static replay r;
+    make_heap(&r, 4u << 20, 0);
+    uint32_t unit = lone_object(&r, 64);
+    pending_free second = free_begin(&r, unit);
+    core_heap_free_unit(&r.heap, unit, 1);
+    uint32_t reopened = core_heap_malloc(&r.heap, 64, 0); /* opens the class's next run */
+    assert_int_not_equal(reopened, 0);
+    stamp(&r, reopened, 64);
+    assert_int_equal(frame_of(&r, reopened), second.frame); /* on the same frames */
+    free_end(&r, &second);
+    take_both_ways(&r, 64, 200);
+    expect_sound(&r);
+    assert_int_equal(errors(&r, CLHEAP_HDR_ERR_DOUBLE_FREE), 1);
+    core_heap_destroy(&r.heap);
+}
+
+/* A stale AND that lands after a block of another class opened on the frames (a single
+ * block's opening, a plain store of the word after its fence): also told and undone. */
+static void double_free_lands_on_other_class(void **state)
+{
+    (void)state;
+    static replay r;
+    make_heap(&r, 4u << 20, 0);
+    uint32_t unit = lone_object(&r, 64);
+    pending_free second = free_begin(&r, unit);
+    core_heap_free_unit(&r.heap, unit, 1);
+    uint32_t *h = r.heap.words, c = clheap_class_for(h, 32);
+    clheap_u64 got = 0;
+    clheap_core_begin();
+    uint32_t frame = clheap_block_new(h, c, 60u, 7u, &got, NULL); /* 60 of the 64 slots: s among them */
+    assert_int_equal(frame, second.frame);
+    assert_true(second.slot < 60u);
+    for (uint32_t s = 0; s < 60u; s++)
+        stamp(&r, clheap_slot_unit(h, frame, c, s), 32);
+    free_end(&r, &second);
+    take_both_ways(&r, 32, 64);
+    expect_sound(&r);
+    assert_int_equal(errors(&r, CLHEAP_HDR_ERR_DOUBLE_FREE), 1);
+    core_heap_destroy(&r.heap);
+}
+
+/* Issue 45.2: two frees of one large allocation A (200 frames at f). The second is
+ * stopped before its CAS; the first frees A, then D (100 frames) lands at f + 100 and B
+ * (100 frames) at f. The second's CAS finds B and frees it (no heap can tell it from B's
+ * owner's free), but only B: before, it released the 200 frames of the length it had read
+ * before its CAS, D's too. */
+typedef struct large_race {
+    replay *r;
+    uint32_t a, b, d;
+} large_race;
+
+static void large_race_lane(uint32_t lane, void *arg)
+{
+    large_race *x = arg;
+    if (lane == 1u) {
+        core_heap_free_unit(&x->r->heap, x->a, 1);
+        x->d = core_heap_malloc(&x->r->heap, 100u << 10, 0);
+        x->b = core_heap_malloc(&x->r->heap, 100u << 10, 0);
+    } else {
+        core_heap_free_unit(&x->r->heap, x->a, 1);
+    }
+}
+
+static void large_double_free_frees_only_its_successor(void **state)
+{
+    (void)state;
+    static replay r;
+    make_heap(&r, 64u << 20, 0);
+    large_race x = {.r = &r, .a = core_heap_malloc(&r.heap, 200u << 10, 0)};
+    assert_int_not_equal(x.a, 0);
+    uint32_t f = frame_of(&r, x.a);
+    const coroutine_lane_turn turns[] = {
+        {0, clheap_block_header(r.heap.words, f) + CLHEAP_BLOCK_WORD_CLASS, 2}, /* locate's load, then the CAS */
+        {1, NULL, 0},
+        {0, NULL, 0},
+    };
+    coroutine_lanes_script(turns, 3);
+    assert_int_equal(coroutine_lanes_run(2, large_race_lane, &x, 0), 0);
+    coroutine_lanes_script(NULL, 0);
+    assert_int_equal(frame_of(&r, x.b), f); /* the replay's placement */
+    assert_int_equal(frame_of(&r, x.d), f + 100u);
+    stamp(&r, x.d, 100u << 10); /* B was freed by the stale free; D must not have been */
+    uint32_t e = core_heap_malloc(&r.heap, 200u << 10, 0);
+    assert_int_not_equal(e, 0);
+    stamp(&r, e, 200u << 10);
+    expect_sound(&r);
+    core_heap_destroy(&r.heap);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(double_free_lands_on_free_frame),
+        cmocka_unit_test(double_free_lands_on_new_run),
+        cmocka_unit_test(double_free_lands_on_other_class),
+        cmocka_unit_test(large_double_free_frees_only_its_successor),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
