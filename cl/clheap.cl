@@ -617,23 +617,46 @@ static CLHEAP_INLINE clheap_u32 clheap_device_do_next(CLHEAP_GLOBAL clheap_heap 
     return 0u;
 }
 
-/* The block base and slot index of an object (for CLHEAP_SOA_FIELD). */
-static CLHEAP_INLINE CLHEAP_GLOBAL void *clheap_block_base(CLHEAP_GLOBAL clheap_heap *heap, CLHEAP_GLOBAL void *obj)
+/* The first frame of the block (or TierAlloc large allocation) holding `obj`, and its
+ * class word in *cls; FAIL for a pointer outside the pool or a frame naming no owner in
+ * it (every header read stays in the heap, whatever the pointer). */
+static CLHEAP_INLINE clheap_u32 clheap_object_block(CLHEAP_GLOBAL clheap_heap *heap, CLHEAP_GLOBAL void *obj,
+                                                    clheap_u32 *cls)
 {
     CLHEAP_GLOBAL clheap_u32 *h = clheap_words(heap);
     clheap_u32 frame_units = h[CLHEAP_HDR_FRAME_UNITS], first = h[CLHEAP_HDR_POOL_START];
-    clheap_u32 unit = clheap_unit_of(heap, obj);
-    clheap_u32 frame = clheap_load32(clheap_block_header(h, (unit - first) / frame_units) + CLHEAP_BLOCK_WORD_OWNER);
-    return clheap_pointer(heap, first + frame * frame_units);
+    clheap_u32 frames = h[CLHEAP_HDR_FRAME_COUNT];
+    CLHEAP_GLOBAL unsigned char *pool = (CLHEAP_GLOBAL unsigned char *)clheap_pointer(heap, first);
+    CLHEAP_GLOBAL unsigned char *p = (CLHEAP_GLOBAL unsigned char *)obj;
+    if (p < pool || (clheap_size)(p - pool) >= (clheap_size)frames * frame_units * CLHEAP_UNIT)
+        return CLHEAP_BM_FAIL;
+    clheap_u32 frame = (clheap_u32)((clheap_size)(p - pool) / CLHEAP_UNIT / frame_units);
+    clheap_u32 owner = clheap_load32(clheap_block_header(h, frame) + CLHEAP_BLOCK_WORD_OWNER);
+    if (owner >= frames)
+        return CLHEAP_BM_FAIL;
+    *cls = clheap_load32(clheap_block_header(h, owner) + CLHEAP_BLOCK_WORD_CLASS);
+    return owner;
+}
+
+/* The block base and slot index of an object (for CLHEAP_SOA_FIELD). An object that is
+ * no slot of a block (a TierAlloc large allocation or piece, or a pointer outside the
+ * pool) is its own base, slot 0. */
+static CLHEAP_INLINE CLHEAP_GLOBAL void *clheap_block_base(CLHEAP_GLOBAL clheap_heap *heap, CLHEAP_GLOBAL void *obj)
+{
+    CLHEAP_GLOBAL clheap_u32 *h = clheap_words(heap);
+    clheap_u32 cls = 0u, owner = clheap_object_block(heap, obj, &cls);
+    if (owner == CLHEAP_BM_FAIL || cls == 0u || cls > h[CLHEAP_HDR_CLASS_COUNT])
+        return obj;
+    return clheap_pointer(heap, h[CLHEAP_HDR_POOL_START] + owner * h[CLHEAP_HDR_FRAME_UNITS]);
 }
 static CLHEAP_INLINE clheap_u32 clheap_slot_index(CLHEAP_GLOBAL clheap_heap *heap, CLHEAP_GLOBAL void *obj)
 {
     CLHEAP_GLOBAL clheap_u32 *h = clheap_words(heap);
+    clheap_u32 cls = 0u, owner = clheap_object_block(heap, obj, &cls);
+    if (owner == CLHEAP_BM_FAIL || cls == 0u || cls > h[CLHEAP_HDR_CLASS_COUNT])
+        return 0u;
     CLHEAP_GLOBAL unsigned char *base = (CLHEAP_GLOBAL unsigned char *)clheap_block_base(heap, obj);
-    clheap_u32 frame_units = h[CLHEAP_HDR_FRAME_UNITS], first = h[CLHEAP_HDR_POOL_START];
-    clheap_u32 frame = (clheap_unit_of(heap, obj) - first) / frame_units;
-    clheap_u32 c = clheap_load32(clheap_block_header(h, clheap_load32(clheap_block_header(h, frame) + CLHEAP_BLOCK_WORD_OWNER)) + CLHEAP_BLOCK_WORD_CLASS) - 1u;
-    return (clheap_u32)(((CLHEAP_GLOBAL unsigned char *)obj - base) / h[CLHEAP_HDR_CLASS_BYTES + c]);
+    return (clheap_u32)(((CLHEAP_GLOBAL unsigned char *)obj - base) / h[CLHEAP_HDR_CLASS_BYTES + cls - 1u]);
 }
 #endif
 

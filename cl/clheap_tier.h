@@ -460,6 +460,8 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_piece_frames(CLHEAP_GLOBAL clheap_u3
  * those classes only, the 128 and 256 B classes opened 450 blocks of 8 and 16 KiB each.
  * Why only there: pieces are a page take where one opened block serves the fallbacks
  * after it.
+ * Never in typed heaps (CLHEAP_HDR_TIER_TYPED): a piece is no slot of any block, so
+ * parallel_do and device_do, which visit a class's blocks, would never meet it.
  * How: the requests that take pieces are one large allocation, taken through the large
  * path that every malloc has anyway, which they then split (clheap_tier_piece_of). A
  * piece path of its own in the warp's leader made the warp-coalesced malloc need 120
@@ -468,6 +470,8 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_piece_frames(CLHEAP_GLOBAL clheap_u3
  * requests NULL with 7.8 MiB free, the takes at the pool's low end contended. */
 static CLHEAP_INLINE int clheap_tier_wants_pieces(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 want)
 {
+    if (h[CLHEAP_HDR_TIER_TYPED])
+        return 0; /* a piece is in no class's blocks: parallel_do and device_do would miss it */
     clheap_u32 hints = h[CLHEAP_HDR_CLASS_HINTS + c];
     int short_of_runs = hints < h[CLHEAP_HDR_HINT_SLOTS] || h[CLHEAP_HDR_FRAME_COUNT] <= CLHEAP_TIER_PIECES_POOL_FRAMES;
     return short_of_runs && 2u * want * clheap_tier_piece_frames(h, c) < h[CLHEAP_HDR_CLASS_FRAMES + c] &&
@@ -640,12 +644,14 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_grant_unit(CLHEAP_GLOBAL clheap_u32 
     return clheap_slot_unit(h, g->frame, c, clheap_nth_bit(g->got, rank));
 }
 
-/* Frames a request of `bytes` needs, or 0 if it is 0 or more than the pool. */
+/* Frames a request of `bytes` needs, or 0 if it is 0 or more than the pool. The pool is
+ * compared first: rounding up a size near the type's maximum would wrap. */
 static CLHEAP_INLINE clheap_u32 clheap_tier_frames_for(CLHEAP_GLOBAL clheap_u32 *h, clheap_size bytes)
 {
     clheap_size frame_bytes = (clheap_size)h[CLHEAP_HDR_FRAME_UNITS] * CLHEAP_UNIT;
-    clheap_size frames = (bytes + frame_bytes - 1u) / frame_bytes;
-    return bytes && frames <= h[CLHEAP_HDR_FRAME_COUNT] ? (clheap_u32)frames : 0u;
+    if (!bytes || bytes > (clheap_size)h[CLHEAP_HDR_FRAME_COUNT] * frame_bytes)
+        return 0u;
+    return (clheap_u32)((bytes - 1u) / frame_bytes + 1u);
 }
 
 /* The frames of a large allocation of `bytes` (not 0 and at most the pool), or 0. */

@@ -210,9 +210,11 @@ clheap_status clheap_heap_repair(clheap_heap *heap, uint64_t *repaired);
 clheap_status clheap_heap_trim(clheap_heap *heap);
 
 /** BlockAlloc, TierAlloc: runs `kernel` once for every object of size class `class_index`
- * live when the call is made (objects created meanwhile are not visited; on TierAlloc
- * without config.typed_classes, smaller objects that took a slot of this class when their
- * own was full are among them). The kernel's argument
+ * live when the call is made (objects created meanwhile are not visited). Typed heaps
+ * (BlockAlloc, TierAlloc with config.typed_classes) keep every object of a class in that
+ * class's blocks, so every one is visited. Untyped TierAlloc visits the slots of the
+ * class's blocks: smaller objects that took a slot of this class when their own was full
+ * are among them, and objects its small pools gave frames of their own (pieces) are not. The kernel's argument
  * blocks_arg gets the block list (__global const uint *) and blocks_arg + 1 the block
  * count (uint); work-item i serves slot i % 64 of block i / 64: in the kernel,
  * clheap_parallel_do_object(heap, blocks, count, class, get_global_id(0)) returns the

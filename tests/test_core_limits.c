@@ -1,0 +1,106 @@
+/* TierAlloc's edges on the C11 build of the core, one thread: typed heaps keep every
+ * object in a block of its class, where parallel_do and device_do find it (never a
+ * piece: frames of its own), and sizes at and past the pool get the right answer. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core_heap.h"
+#include "../cl/clheap_tier.h"
+
+static void make_heap(core_heap *heap, uint64_t bytes, int typed)
+{
+    clheap_heap_config config = clheap_heap_config_default();
+    config.allocator = CLHEAP_TIER_ALLOC;
+    config.size_bytes = bytes;
+    config.typed_classes = (uint32_t)typed;
+    assert_int_equal(core_heap_create(&config, 4, heap), CLHEAP_SUCCESS);
+}
+
+/* Whether `unit` is a live slot of a block listed in class c's allocated-block bitmap:
+ * what clheap_device_do_next and the parallel_do list kernel walk (cl/clheap.cl). */
+static int visited_as(core_heap *heap, uint32_t c, uint32_t unit)
+{
+    uint32_t *h = heap->words;
+    uint32_t frames = h[CLHEAP_HDR_FRAME_COUNT];
+    for (uint32_t frame = 0; frame < frames; frame++) {
+        if (!clheap_bm_get(h, CLHEAP_BM_ALLOCATED(c), frame) || *clheap_block_header(h, frame) != c + 1u)
+            continue;
+        uint64_t live = *clheap_block_alloc_bits(h, frame) & clheap_class_slots(h, c);
+        for (; live; live &= live - 1u)
+            if (clheap_slot_unit(h, frame, c, (uint32_t)__builtin_ctzll(live)) == unit)
+                return 1;
+    }
+    return 0;
+}
+
+/* Issue 45.3: a 4 MiB typed heap gave every malloc(4096) and malloc(16384) as a piece, a
+ * large allocation in no class's blocks. Each request alone, as PoCL's work-items make
+ * them, and a warp's worth together. */
+static void typed_heap_gives_no_pieces(void **state)
+{
+    (void)state;
+    static const uint32_t sizes[] = {4096, 16384, 2048, 1024};
+    for (int warp = 0; warp < 2; warp++) {
+        core_heap heap;
+        make_heap(&heap, 4u << 20, 1);
+        for (uint32_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+            uint32_t c = clheap_class_for(heap.words, sizes[k]), units[8];
+            for (uint32_t i = 0; i < 8; i++)
+                units[i] = core_heap_malloc(&heap, sizes[k], i);
+            if (warp)
+                core_heap_malloc_many(&heap, sizes[k], 8, units, 3);
+            for (uint32_t i = 0; i < 8; i++) {
+                assert_int_not_equal(units[i], 0);
+                if (!visited_as(&heap, c, units[i]))
+                    fail_msg("%u B object %u (unit %u) is in no block of its class", sizes[k], i, units[i]);
+            }
+        }
+        clheap_heap_stats s;
+        char what[256] = "";
+        if (core_heap_walk(&heap, &s, what, sizeof what) != CLHEAP_SUCCESS)
+            fail_msg("heap check: %s", what);
+        core_heap_destroy(&heap);
+    }
+}
+
+/* Issue 45.7: sizes past the pool are BAD_SIZE, whatever rounding them up would give;
+ * the whole pool fits an empty heap. */
+static void sizes_past_the_pool(void **state)
+{
+    (void)state;
+    core_heap heap;
+    make_heap(&heap, 64u << 20, 0);
+    uint32_t *h = heap.words;
+    size_t pool = (size_t)h[CLHEAP_HDR_FRAME_COUNT] * h[CLHEAP_HDR_FRAME_UNITS] * CLHEAP_UNIT;
+    const size_t bad[] = {SIZE_MAX, SIZE_MAX - 1022u, pool + 1u, (size_t)1 << 36, ((size_t)1 << 32) * CLHEAP_UNIT};
+    for (uint32_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        uint32_t before = h[CLHEAP_HDR_ERR_BAD_SIZE];
+        assert_int_equal(core_heap_malloc(&heap, bad[i], 0), 0);
+        assert_int_equal(h[CLHEAP_HDR_ERR_BAD_SIZE], before + 1u);
+        assert_int_equal(clheap_tier_frames_for(h, bad[i]), 0);
+    }
+    assert_int_equal(h[CLHEAP_HDR_ERR_OUT_OF_MEMORY], 0);
+    uint32_t whole = core_heap_malloc(&heap, pool, 0);
+    assert_int_not_equal(whole, 0);
+    assert_int_equal(clheap_tier_frames_for(h, pool), h[CLHEAP_HDR_FRAME_COUNT]);
+    assert_int_equal(core_heap_malloc(&heap, 16, 0), 0); /* nothing left: out of memory, not a bad size */
+    assert_int_equal(h[CLHEAP_HDR_ERR_OUT_OF_MEMORY], 1);
+    core_heap_free_unit(&heap, whole, 1);
+    assert_int_not_equal(core_heap_malloc(&heap, 16, 0), 0);
+    core_heap_destroy(&heap);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(typed_heap_gives_no_pieces),
+        cmocka_unit_test(sizes_past_the_pool),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
