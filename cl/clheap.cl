@@ -328,6 +328,7 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_warp(__global clheap_u32 *h, 
         clheap_ptx_syncwarp(smalls);
         clheap_u32 index = popcount(smalls & ((1u << lane) - 1u)), share = clheap_tier_settle_share(h, opened);
         clheap_u32 start = index ? 0u : clheap_tier_settle_claim(h, share);
+        clheap_ptx_syncwarp(smalls); /* the claimer's branch (see clheap_ptx_syncwarp) */
         start = clheap_ptx_shfl(smalls, start, 31u - clz(smalls & (0u - smalls)));
         clheap_tier_settle_range(h, start, share, index, popcount(smalls));
     }

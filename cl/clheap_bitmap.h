@@ -43,6 +43,12 @@ static CLHEAP_INLINE clheap_u32 clheap_msb64(clheap_u64 v) { return 63u - (clhea
  * NVIDIA to membar.cta and two membar.gl, each on the path of every bitmap level change. */
 #ifdef CLHEAP_HAVE_PTX
 static CLHEAP_INLINE void clheap_fence_full(void) { asm volatile("fence.sc.gpu;" ::: "memory"); }
+#elif defined(CLHEAP_DEVICE_SCOPE_FENCES) && \
+    (__OPENCL_C_VERSION__ < 300 || defined(__opencl_c_atomic_order_seq_cst)) /* cl/clheap_port.h */
+static CLHEAP_INLINE void clheap_fence_full(void)
+{
+    atomic_work_item_fence(CLK_GLOBAL_MEM_FENCE, memory_order_seq_cst, memory_scope_device);
+}
 #else
 static CLHEAP_INLINE void clheap_fence_full(void) { mem_fence(CLK_GLOBAL_MEM_FENCE); write_mem_fence(CLK_GLOBAL_MEM_FENCE); read_mem_fence(CLK_GLOBAL_MEM_FENCE); }
 #endif

@@ -100,7 +100,10 @@
  * clheap_fence_release before the releasing OR pairs with the taker's
  * clheap_fence_acquire after its AND (cl/clheap_tier.h does both). A segment moved to
  * W passes through the mover's CAS (which reads every owner's OR) and a full fence
- * before its OR into W. */
+ * before its OR into W. A break hands frames from W to F: the breaker's clear of the W
+ * bit reads the releases into W, then clheap_fence_release (a full fence on the devices,
+ * so it also acquires what that clear read), then its OR into F, which the next taker's
+ * AND reads before its clheap_fence_acquire. */
 #ifndef CLHEAP_PAGES_H
 #define CLHEAP_PAGES_H
 
@@ -356,8 +359,10 @@ static CLHEAP_INLINE int clheap_pages_claim_part(CLHEAP_GLOBAL clheap_u32 *h, cl
 {
     clheap_u32 wdesc = clheap_pages_segments_desc(h);
     int won = clheap_bm_get(h, wdesc, s) && clheap_bm_try_clear(h, wdesc, s);
-    if (won && ~mask)
+    if (won && ~mask) {
+        clheap_fence_release(); /* the hand-off from W to F (see the top of this file) */
         clheap_pages_free_frames(h, s, ~mask);
+    }
     return won || (clheap_pages_take_bits(h, CLHEAP_BM_FREE, s, mask) & mask) == mask;
 }
 
@@ -556,6 +561,7 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_frames(CLHEAP_GLOBAL clheap_u3
                                                                 : CLHEAP_BM_FAIL);
         if (breaks) {
             if (pos != CLHEAP_BM_FAIL) {
+                clheap_fence_release(); /* the hand-off from W to F (see the top of this file) */
                 clheap_pages_free_frames(h, pos, ~clheap_ones64(m)); /* the frames we keep are the first m */
                 clheap_store32(h + CLHEAP_HDR_PAGES_LAST_BREAK, pos);
             }
@@ -821,9 +827,11 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_uncounted(CLHEAP_GLOBAL clheap
         first = clheap_pages_take_region(h, frames, CLHEAP_PAGES_RUN_TRIES, &none);
     } else {
         clheap_u32 spare = count * CLHEAP_PAGES_SEGMENT - frames; /* the small tier's at the top, others' at the bottom */
-        if (spare)
+        if (spare) {
+            clheap_fence_release(); /* the hand-off from W to F (see the top of this file) */
             clheap_pages_free_frames(h, small ? seg + count - 1u : seg,
                                      small ? ~clheap_ones64(CLHEAP_PAGES_SEGMENT - spare) : clheap_ones64(spare));
+        }
         first += small ? 0u : spare;
     }
     if (!small && first != CLHEAP_BM_FAIL)

@@ -5,7 +5,8 @@
  * loops by both PoCL and NVIDIA, so loads are volatile (OpenCL) or atomic (C11).
  * Fences: OpenCL's mem_fence(CLK_GLOBAL_MEM_FENCE) is work-group scope on NVIDIA
  * (membar.cta); read_/write_mem_fence(CLK_GLOBAL_MEM_FENCE) are device scope
- * (membar.gl), which is what publishing a header to other work-groups needs. */
+ * (membar.gl) there, which is what publishing a header to other work-groups needs; on
+ * OpenCL C 2.0 and later the fences are device-scope atomic_work_item_fence (below). */
 #ifndef CLHEAP_PORT_H
 #define CLHEAP_PORT_H
 
@@ -59,14 +60,37 @@ static CLHEAP_INLINE clheap_u64 clheap_xchg64(CLHEAP_GLOBAL clheap_u64 *p, clhea
 {
     return atom_xchg(p, v);
 }
-/* Publish: everything written before is visible device-wide before what follows. */
+/* Publish: everything written before is visible device-wide before what follows.
+ * Consume: reads after clheap_fence_acquire see what the publisher wrote before its
+ * release fence. Every edge the headers document joins work-groups, so both are device
+ * scope. OpenCL C 1.2 has no scopes: read_/write_mem_fence are what NVIDIA lowers to
+ * membar.gl and PoCL to CPU fences (above). From OpenCL C 2.0 on, the memory model makes
+ * those two work-group scope, so there the fences are atomic_work_item_fence at device
+ * scope (OpenCL C 3.0: where the device has that scope and acquire/release order). */
+#if __OPENCL_C_VERSION__ >= 200 && (__OPENCL_C_VERSION__ < 300 || \
+    (defined(__opencl_c_atomic_scope_device) && defined(__opencl_c_atomic_order_acq_rel)))
+#define CLHEAP_DEVICE_SCOPE_FENCES 1
+static CLHEAP_INLINE void clheap_fence_release(void)
+{
+    atomic_work_item_fence(CLK_GLOBAL_MEM_FENCE, memory_order_release, memory_scope_device);
+}
+static CLHEAP_INLINE void clheap_fence_acquire(void)
+{
+    atomic_work_item_fence(CLK_GLOBAL_MEM_FENCE, memory_order_acquire, memory_scope_device);
+}
+#else
 static CLHEAP_INLINE void clheap_fence_release(void) { write_mem_fence(CLK_GLOBAL_MEM_FENCE); }
-/* Consume: reads after this see what the publisher wrote before its release fence. */
 static CLHEAP_INLINE void clheap_fence_acquire(void) { read_mem_fence(CLK_GLOBAL_MEM_FENCE); }
-/* No fence: the caller's accesses that follow depend on the value just read (a malloc's
- * address), which orders them on every GPU. Named so that the C11 model (below) can treat
- * it as the acquire it stands for. */
+#endif
+/* The caller's accesses that follow depend on the value just read (a malloc's address).
+ * OpenCL C 1.2: no fence, the dependency orders them on every GPU clheap runs on. The
+ * OpenCL 2.0 model orders nothing by dependency, so there it is an acquire fence. Named
+ * so that the C11 model (below) can treat it as the acquire it stands for. */
+#ifdef CLHEAP_DEVICE_SCOPE_FENCES
+static CLHEAP_INLINE void clheap_fence_dependency(void) { clheap_fence_acquire(); }
+#else
 static CLHEAP_INLINE void clheap_fence_dependency(void) {}
+#endif
 /* Which roving offset a multi-offset allocator uses. OpenCL has no SM id: the
  * work-group id spreads groups over the offsets the way a scheduler spreads them over
  * compute units. */
