@@ -396,7 +396,7 @@ clheap_status clheap_cache_create(cl_context context, cl_device_id device,
         }
         c->owns_probe_queue = 1;
     }
-    clheap_status status = clheap_registry_add(c);
+    clheap_status status = clheap_registry_add(c, CLHEAP_HANDLE_CACHE);
     if (status != CLHEAP_SUCCESS) {
         free_bookkeeping(c);
         return status;
@@ -409,9 +409,8 @@ clheap_status clheap_cache_destroy(clheap_cache *c)
 {
     if (!c)
         return CLHEAP_SUCCESS;
-    if (!clheap_registry_contains(c))
+    if (!clheap_registry_take(c, CLHEAP_HANDLE_CACHE)) /* of two racing destroys, one */
         return CLHEAP_ERROR_INVALID_HANDLE;
-    clheap_registry_remove(c);
     uint64_t live_blocks = c->stats.live_blocks;
     for (size_t i = 0; i < c->index_capacity; i++)
         if (c->index[i].buffer)
@@ -425,7 +424,7 @@ static clheap_status enter(clheap_cache *c)
 {
     if (!c)
         return CLHEAP_ERROR_INVALID_ARGUMENT;
-    if (!clheap_registry_contains(c))
+    if (!clheap_registry_contains(c, CLHEAP_HANDLE_CACHE))
         return CLHEAP_ERROR_INVALID_HANDLE;
     pthread_mutex_lock(&c->lock);
     return CLHEAP_SUCCESS;

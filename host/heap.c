@@ -86,15 +86,26 @@ const char *clheap_heap_program_source(void)
     return clheap_embedded_device_source;
 }
 
+/* NULL is an invalid argument; a handle not (or no longer) registered is invalid. */
+static clheap_status live(const clheap_heap *heap)
+{
+    if (!heap)
+        return CLHEAP_ERROR_INVALID_ARGUMENT;
+    return clheap_registry_contains(heap, CLHEAP_HANDLE_HEAP) ? CLHEAP_SUCCESS : CLHEAP_ERROR_INVALID_HANDLE;
+}
+
 cl_mem clheap_heap_buffer(const clheap_heap *heap)
 {
-    return heap ? heap->buffer : NULL;
+    return live(heap) == CLHEAP_SUCCESS ? heap->buffer : NULL;
 }
 
 clheap_status clheap_heap_pool_range(const clheap_heap *heap, uint64_t *begin, uint64_t *bytes)
 {
-    if (!heap || !begin || !bytes)
+    if (!begin || !bytes)
         return CLHEAP_ERROR_INVALID_ARGUMENT;
+    clheap_status status = live(heap);
+    if (status != CLHEAP_SUCCESS)
+        return status;
     const uint32_t *h = heap->layout.header;
     *begin = (uint64_t)h[CLHEAP_HDR_POOL_START] * CLHEAP_UNIT_BYTES;
     *bytes = (uint64_t)(h[CLHEAP_HDR_POOL_END] - h[CLHEAP_HDR_POOL_START]) * CLHEAP_UNIT_BYTES;
@@ -103,17 +114,24 @@ clheap_status clheap_heap_pool_range(const clheap_heap *heap, uint64_t *begin, u
 
 clheap_allocator clheap_heap_allocator(const clheap_heap *heap)
 {
-    return heap ? heap->config.allocator : (clheap_allocator)0;
+    return live(heap) == CLHEAP_SUCCESS ? heap->config.allocator : (clheap_allocator)0;
 }
 
-clheap_status clheap_heap_build_options(const clheap_heap *heap, char *buf, size_t len)
+/* The options, for a heap being created (not registered yet) or a live one. */
+static clheap_status write_build_options(const clheap_heap *heap, char *buf, size_t len)
 {
-    if (!heap || !buf || len == 0)
-        return CLHEAP_ERROR_INVALID_ARGUMENT;
     int n = snprintf(buf, len, "-DCLHEAP_ALLOCATOR=%d%s%s", (int)heap->config.allocator,
                      heap->warp_coalescing ? " -DCLHEAP_HAVE_PTX=1" : "",
                      heap->warp_coalescing > 1 ? " -DCLHEAP_HAVE_REDUX=1" : "");
     return n >= 0 && (size_t)n < len ? CLHEAP_SUCCESS : CLHEAP_ERROR_BUFFER_TOO_SMALL;
+}
+
+clheap_status clheap_heap_build_options(const clheap_heap *heap, char *buf, size_t len)
+{
+    if (!buf || len == 0)
+        return CLHEAP_ERROR_INVALID_ARGUMENT;
+    clheap_status status = live(heap);
+    return status != CLHEAP_SUCCESS ? status : write_build_options(heap, buf, len);
 }
 
 /* Builds allocator source + sources with the heap's options + options. */
@@ -134,7 +152,7 @@ static clheap_status build(clheap_heap *heap, size_t count, const char **sources
     if (err != CL_SUCCESS)
         return err;
     char heap_options[128];
-    clheap_heap_build_options(heap, heap_options, sizeof heap_options);
+    write_build_options(heap, heap_options, sizeof heap_options);
     size_t options_len = strlen(heap_options) + (options ? strlen(options) : 0) + 2;
     char *all_options = malloc(options_len);
     if (!all_options) {
@@ -166,14 +184,6 @@ static clheap_status build_own_program(clheap_heap *heap)
 {
     const char *kernels = clheap_embedded_kernels_source;
     return build(heap, 1, &kernels, NULL, &heap->program, NULL, 0);
-}
-
-/* NULL is an invalid argument; a handle not (or no longer) registered is invalid. */
-static clheap_status live(const clheap_heap *heap)
-{
-    if (!heap)
-        return CLHEAP_ERROR_INVALID_ARGUMENT;
-    return clheap_registry_contains(heap) ? CLHEAP_SUCCESS : CLHEAP_ERROR_INVALID_HANDLE;
 }
 
 /* Reads the buffer's first `bytes` into a new host image (blocking); free() it. */
@@ -237,8 +247,11 @@ clheap_status clheap_heap_build_program(clheap_heap *heap, size_t count, const c
 
 clheap_status clheap_heap_set_kernel_arg(const clheap_heap *heap, cl_kernel kernel, cl_uint index)
 {
-    if (!heap || !kernel)
+    if (!kernel)
         return CLHEAP_ERROR_INVALID_ARGUMENT;
+    clheap_status status = live(heap);
+    if (status != CLHEAP_SUCCESS)
+        return status;
     return clSetKernelArg(kernel, index, sizeof heap->buffer, &heap->buffer);
 }
 
@@ -378,7 +391,7 @@ clheap_status clheap_heap_create(cl_context context, cl_device_id device, cl_com
     }
     status = enqueue_initialisation(heap);
     if (status == CLHEAP_SUCCESS)
-        status = clheap_registry_add(heap);
+        status = clheap_registry_add(heap, CLHEAP_HANDLE_HEAP);
     if (status != CLHEAP_SUCCESS) {
         release_parts(heap);
         return status;
@@ -391,9 +404,8 @@ clheap_status clheap_heap_destroy(clheap_heap *heap)
 {
     if (!heap)
         return CLHEAP_SUCCESS;
-    if (!clheap_registry_contains(heap))
+    if (!clheap_registry_take(heap, CLHEAP_HANDLE_HEAP))
         return CLHEAP_ERROR_INVALID_HANDLE;
-    clheap_registry_remove(heap);
     clFinish(heap->queue); /* kernels still using the buffer finish first */
     release_parts(heap);
     return CLHEAP_SUCCESS;

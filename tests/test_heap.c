@@ -600,8 +600,26 @@ static void create_refuses_bad_configs(void **state)
     assert_int_equal(clheap_heap_destroy(heap), CLHEAP_SUCCESS);
     assert_int_equal(clheap_heap_check(heap, what, sizeof what), CLHEAP_ERROR_INVALID_HANDLE);
     assert_int_equal(clheap_heap_reset(heap), CLHEAP_ERROR_INVALID_HANDLE);
+    uint64_t begin = 0, bytes = 0;
+    char options[256];
+    assert_null(clheap_heap_buffer(heap));
+    assert_int_equal(clheap_heap_pool_range(heap, &begin, &bytes), CLHEAP_ERROR_INVALID_HANDLE);
+    assert_int_equal(clheap_heap_allocator(heap), 0);
+    assert_int_equal(clheap_heap_build_options(heap, options, sizeof options), CLHEAP_ERROR_INVALID_HANDLE);
+    assert_int_equal(clheap_heap_set_kernel_arg(heap, (cl_kernel)(void *)what, 0), CLHEAP_ERROR_INVALID_HANDLE);
     assert_int_equal(clheap_heap_destroy(heap), CLHEAP_ERROR_INVALID_HANDLE);
     assert_int_equal(clheap_heap_destroy(NULL), CLHEAP_SUCCESS);
+    /* A live handle of the other kind is no heap (and a heap no cache). */
+    clheap_cache_config cache_config = clheap_cache_config_default();
+    clheap_cache *cache = NULL;
+    assert_int_equal(clheap_cache_create(t->cl.context, t->cl.device, &cache_config, &cache), CLHEAP_SUCCESS);
+    assert_int_equal(clheap_heap_check((clheap_heap *)(void *)cache, what, sizeof what), CLHEAP_ERROR_INVALID_HANDLE);
+    assert_int_equal(clheap_heap_destroy((clheap_heap *)(void *)cache), CLHEAP_ERROR_INVALID_HANDLE);
+    assert_null(clheap_heap_buffer((clheap_heap *)(void *)cache));
+    assert_int_equal(clheap_heap_create(t->cl.context, t->cl.device, t->cl.queue, &config, &heap), CLHEAP_SUCCESS);
+    assert_int_equal(clheap_cache_destroy((clheap_cache *)(void *)heap), CLHEAP_ERROR_INVALID_HANDLE);
+    assert_int_equal(clheap_heap_destroy(heap), CLHEAP_SUCCESS);
+    assert_int_equal(clheap_cache_destroy(cache), CLHEAP_SUCCESS);
 }
 
 static const struct CMUnitTest heap_tests[] = {

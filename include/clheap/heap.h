@@ -127,10 +127,14 @@ clheap_status clheap_heap_destroy(clheap_heap *heap);
 /** Everything allocated is forgotten and the heap is as new; counters are cleared. */
 clheap_status clheap_heap_reset(clheap_heap *heap);
 
+/** The heap's buffer; NULL for NULL or a handle that is no live heap (destroyed, or a
+ * cache). */
 cl_mem clheap_heap_buffer(const clheap_heap *heap);
 
-/** Where allocations can lie in the buffer, in bytes: cheap (no device access). */
+/** Where allocations can lie in the buffer, in bytes: cheap (no device access).
+ * CLHEAP_ERROR_INVALID_HANDLE for a handle that is no live heap. */
 clheap_status clheap_heap_pool_range(const clheap_heap *heap, uint64_t *begin, uint64_t *bytes);
+/** The heap's allocator; 0 for NULL or a handle that is no live heap. */
 clheap_allocator clheap_heap_allocator(const clheap_heap *heap);
 
 /** The allocator's OpenCL C source (cl/clheap.cl and what it includes, as one string):
