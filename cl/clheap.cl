@@ -379,7 +379,7 @@ static CLHEAP_INLINE void clheap_blocks_free_warp(__global clheap_u32 *h, __glob
     int large = 0;
 #endif
     int small = unit && !large && clheap_block_slot_in(h, unit, frame, cls, &slot);
-    /* Lanes of one block and incarnation (cl/clheap_blocks.h, I2) share an AND. */
+    /* Lanes of one block and incarnation (cl/clheap_blocks.h, I1) share an AND. */
     clheap_u32 peers = clheap_ptx_match(mask, small ? frame : 0xffffffffu) & clheap_ptx_match(mask, incarnation);
     if (!small) {
 #if CLHEAP_ALLOCATOR == CLHEAP_KIND_TIER
@@ -399,11 +399,11 @@ static CLHEAP_INLINE void clheap_blocks_free_warp(__global clheap_u32 *h, __glob
         /* The lanes' last writes to their slots (ordered before the leader's by the warp
          * sync above) before the slots can be reserved again: see cl/clheap_blocks.h. */
         clheap_fence_release();
-        old = clheap_and64(clheap_block_alloc_bits(h, frame), ~bits);
-        if ((old & bits) && clheap_block_reopened(h, frame, incarnation, old & bits))
-            old = 0; /* every lane counts a double free */
-        else if (old & bits)
-            clheap_block_after_free(h, frame, cls - 1u, old, old & bits);
+        if (clheap_block_same(h, frame, incarnation)) { /* else the block is gone: every lane counts */
+            old = clheap_and64(clheap_block_alloc_bits(h, frame), ~bits);
+            if (old & bits)
+                clheap_block_after_free(h, frame, cls - 1u, old, old & bits);
+        }
     }
     clheap_ptx_syncwarp(peers); /* the leader's branch */
     old = clheap_ptx_shfl64(peers, old, leader);

@@ -49,31 +49,35 @@
  *
  * Incarnations: a racing double free must not free a slot of the block that reuses the
  * frames. Two frees of slot s: the second reads the block's class, the first's AND empties
- * the block, which is reclaimed and may reopen; the second's AND then lands on a free
- * frame or on a new block. Each block's first frame counts the blocks opened there
- * (CLHEAP_BLOCK_WORD_INCARNATION), and:
- *   I1  an opener bumps the count, clheap_fence_release, then ORs all ones into the
- *       allocation word before it writes the class: the old value tells a stale AND that
- *       hit the free frame (not all ones), repaired by the OR and counted as a double
- *       free; later writes of the word (block_new's store of its free slots) follow;
- *   I2  a free reads the count with the class (clheap_frame_locate) and, after its AND
- *       and clheap_fence_acquire, again: an AND that read an opener's OR or a later value
- *       sees that opener's bump, so if the count changed its AND hit the new block; it
- *       ORs the bits back, does nothing else, and counts a double free
- *       (clheap_block_reopened);
- *   I3  the reclaimer, after its invalidation (every slot taken) and the class stored 0,
- *       clheap_fence_release, ORs all ones in again (the seal): a stale AND between the
- *       two is repaired and counted (legitimate frees all came before the invalidation,
- *       which found their bits clear, and reservers and rollbacks only clear bits they
- *       set). A stale AND after the seal on a frame nobody reopens before the kernel ends
- *       stays visible to clheap_heap_check (T2 of cl/clheap_tier.h), where repair fixes it.
+ * the block, which is reclaimed and may reopen; the second's AND would then land on a
+ * free frame or on a new block. Each block's first frame counts the blocks opened and
+ * reclaimed there (CLHEAP_BLOCK_WORD_INCARNATION), and:
+ *   I1  a free reads the count with the class (clheap_frame_locate) and again just before
+ *       its AND (after its clheap_fence_release): a changed count means the block it
+ *       named is gone, so it counts a double free and clears nothing. A free of a live
+ *       slot never sees a change: its block cannot empty, so neither be reclaimed nor
+ *       reopened, before its own AND (so the check costs correct programs one load and
+ *       nothing else);
+ *   I2  the reclaimer, after its invalidation (every slot taken), stores the class 0 and
+ *       bumps the count, clheap_fence_release, then ORs all ones in again (the seal): a
+ *       stale AND that came between the two is repaired, and the old value (not all
+ *       ones) counts it as a double free. Legitimate frees all came before the
+ *       invalidation, which found their bits clear, and reservers and rollbacks only
+ *       clear bits they set;
+ *   I3  an opener bumps the count, clheap_fence_release, then ORs all ones into the
+ *       allocation word before it writes the class: a stale AND that hit the free frame
+ *       is repaired and counted the same way; later writes of the word (block_new's
+ *       store of its free slots) follow.
  *   A stale AND before the seal sees every slot taken, so with two slots a block or more
  *   (host/heap_layout.c) it can only take its block for a full one and make it findable,
  *   which searchers repair.
- * Limits: a free whose block is emptied by others, reclaimed and reopened between its
- * AND and its second read takes its AND for a stale one (its slot stays taken: a leak, and
- * a double free counted); a stale free whose pointer names a slot live in a new block of
- * the same class is a free of that slot, which no heap can tell from its owner's. */
+ * Limits: a stale free whose two reads both come before the reclaim, and whose AND comes
+ * after the frames were reclaimed and a block reopened there, clears a bit of the new
+ * block (the window is the two instructions between its second read and its AND); a
+ * check after the AND would close that, but a free of a live slot whose block others
+ * empty, reclaim and reopen before that check would take itself for a stale one. A stale
+ * free whose pointer names a slot live in a new block of the same class is a free of
+ * that slot, which no heap can tell from its owner's. */
 #ifndef CLHEAP_BLOCKS_H
 #define CLHEAP_BLOCKS_H
 
@@ -170,23 +174,17 @@ static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u32 *clheap_block_incarnation(CLHEAP_G
     return clheap_block_header(h, frame) + CLHEAP_BLOCK_WORD_INCARNATION;
 }
 
-/* A block opens at `frame` (I1); one writer at a time (the frames' taker). */
+/* A block opens or is reclaimed at `frame` (I1 - I3); one writer at a time. */
 static CLHEAP_INLINE void clheap_block_next_incarnation(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame)
 {
     CLHEAP_GLOBAL clheap_u32 *word = clheap_block_incarnation(h, frame);
     clheap_store32(word, clheap_load32(word) + 1u);
 }
 
-/* After a free's AND cleared `bits` of the block at `frame`, which had `incarnation` when
- * the free read its class: 1 if a block opened there since (I2), the bits ORed back. */
-static CLHEAP_INLINE int clheap_block_reopened(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame,
-                                               clheap_u32 incarnation, clheap_u64 bits)
+/* Whether the block at `frame` is still the one a free read with `incarnation` (I1). */
+static CLHEAP_INLINE int clheap_block_same(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame, clheap_u32 incarnation)
 {
-    clheap_fence_acquire(); /* reads the bump of the opener whose write our AND read (I1) */
-    if (clheap_load32(clheap_block_incarnation(h, frame)) == incarnation)
-        return 0;
-    clheap_or64(clheap_block_alloc_bits(h, frame), bits);
-    return 1;
+    return clheap_load32(clheap_block_incarnation(h, frame)) == incarnation;
 }
 
 /* Bits of the slots a block of class c really has. */
@@ -288,8 +286,9 @@ static CLHEAP_INLINE void clheap_block_reclaim(CLHEAP_GLOBAL clheap_u32 *h, clhe
     if (active)
         clheap_bm_try_clear(h, CLHEAP_BM_ACTIVE(c), frame);
     clheap_store32(clheap_block_header(h, frame) + CLHEAP_BLOCK_WORD_CLASS, 0u);
+    clheap_block_next_incarnation(h, frame);
     clheap_fence_release();
-    if (~clheap_or64(clheap_block_alloc_bits(h, frame), ~(clheap_u64)0)) /* the seal (I3) */
+    if (~clheap_or64(clheap_block_alloc_bits(h, frame), ~(clheap_u64)0)) /* the seal (I2) */
         clheap_count_error(h, CLHEAP_HDR_ERR_DOUBLE_FREE);
     if (clheap_frames_from_pages(h))
         clheap_pages_release(h, frame, h[CLHEAP_HDR_CLASS_FRAMES + c]);
@@ -401,7 +400,7 @@ static CLHEAP_INLINE clheap_u32 clheap_block_new(CLHEAP_GLOBAL clheap_u32 *h, cl
     CLHEAP_GLOBAL clheap_u32 *header = clheap_block_header(h, frame);
     clheap_store32(header + CLHEAP_BLOCK_WORD_OWNER, frame);
     clheap_block_next_incarnation(h, frame);
-    clheap_fence_release(); /* the count before the allocation word (I1) */
+    clheap_fence_release(); /* the count before the allocation word (I3) */
     if (~clheap_or64(clheap_block_alloc_bits(h, frame), ~(clheap_u64)0)) /* nothing reservable yet (T2) */
         clheap_count_error(h, CLHEAP_HDR_ERR_DOUBLE_FREE);
     clheap_store32(header + CLHEAP_BLOCK_WORD_CLASS, c + 1u);
@@ -545,16 +544,20 @@ static CLHEAP_INLINE clheap_u32 clheap_frame_locate(CLHEAP_GLOBAL clheap_u32 *h,
     return unit;
 }
 
-/* Frees slot `slot` of the block at `frame` of class c, read with `incarnation`: one
- * AND, whose old value tells a double free, and the incarnation read again (I1) tells
- * one that raced the block's reclaim. */
+/* Frees slot `slot` of the block at `frame` of class c, read with `incarnation`: the
+ * incarnation read again (I1) tells a free that raced the block's reclaim, then one AND,
+ * whose old value tells a double free. */
 static CLHEAP_INLINE void clheap_block_free_slot(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame, clheap_u32 c,
                                                  clheap_u32 slot, clheap_u32 incarnation)
 {
     clheap_u64 bit = (clheap_u64)1 << slot;
     clheap_fence_release(); /* the freed slot's last writes before it can be reserved again */
+    if (!clheap_block_same(h, frame, incarnation)) {
+        clheap_count_error(h, CLHEAP_HDR_ERR_DOUBLE_FREE);
+        return;
+    }
     clheap_u64 old = clheap_and64(clheap_block_alloc_bits(h, frame), ~bit);
-    if (!(old & bit) || clheap_block_reopened(h, frame, incarnation, bit))
+    if (!(old & bit))
         clheap_count_error(h, CLHEAP_HDR_ERR_DOUBLE_FREE);
     else
         clheap_block_after_free(h, frame, c, old, bit);

@@ -163,7 +163,7 @@ static CLHEAP_INLINE void clheap_tier_write_run_headers(CLHEAP_GLOBAL clheap_u32
     CLHEAP_NO_UNROLL
     for (clheap_u32 i = index * frames; i < blocks * frames; i += stride * frames)
         clheap_block_next_incarnation(h, run + i);
-    clheap_fence_release(); /* the count before the allocation word (cl/clheap_blocks.h, I1) */
+    clheap_fence_release(); /* the count before the allocation word (cl/clheap_blocks.h, I3) */
     CLHEAP_NO_UNROLL
     for (clheap_u32 i = index; i < blocks * frames; i += stride) {
         clheap_u32 block = run + i / frames * frames;
@@ -171,7 +171,7 @@ static CLHEAP_INLINE void clheap_tier_write_run_headers(CLHEAP_GLOBAL clheap_u32
         clheap_store32(header + CLHEAP_BLOCK_WORD_OWNER, block);
         if (run + i == block) {
             /* Every slot held (T2) before the class names the block, whatever a free that
-             * raced the frames' last block cleared (I1). */
+             * raced the frames' last block cleared (I3). */
             if (~clheap_or64(clheap_block_alloc_bits(h, block), ~(clheap_u64)0))
                 clheap_count_error(h, CLHEAP_HDR_ERR_DOUBLE_FREE);
             clheap_store64(clheap_block_iter_bits(h, block), 0);
