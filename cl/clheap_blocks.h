@@ -339,6 +339,7 @@ static CLHEAP_INLINE void clheap_block_mark_unsettled(CLHEAP_GLOBAL clheap_u32 *
 {
     clheap_or64(clheap_bm_container(h, CLHEAP_BM_UNSETTLED(h[CLHEAP_HDR_CLASS_COUNT]), 0u, frame >> 6),
                 (clheap_u64)1 << (frame & 63u));
+    clheap_store32(clheap_pages_used_stripe(h, frame) + CLHEAP_PAGES_MARKED_WORD, 1u); /* a hint, a plain store */
 }
 
 /* TierAlloc's free leaves the work after its AND to later (see cl/clheap_tier.h,
@@ -389,6 +390,8 @@ static CLHEAP_INLINE clheap_u32 clheap_block_new(CLHEAP_GLOBAL clheap_u32 *h, cl
                                                  clheap_u32 seed, clheap_u64 *got, int *fit)
 {
     clheap_u32 frames = h[CLHEAP_HDR_CLASS_FRAMES + c];
+    if (clheap_frames_from_pages(h) && !clheap_pages_have(h, frames))
+        return CLHEAP_BM_FAIL; /* no look of the page tier can find them (cl/clheap_pages.h) */
     clheap_u32 frame = clheap_frames_from_pages(h) ? clheap_pages_take(h, frames, seed, 1)
                        : fit ? clheap_bm_sweep_run(h, CLHEAP_BM_FREE, frames, seed, CLHEAP_BLOCK_SWEEP, fit)
                              : clheap_bm_try_take_run(h, CLHEAP_BM_FREE, frames, seed);

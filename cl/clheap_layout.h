@@ -104,6 +104,16 @@
  * on it (H100 run 39: 69 -> 117 us). */
 #define CLHEAP_PAGES_USED_STRIPES 32u
 #define CLHEAP_PAGES_USED_STRIDE 32u
+/* Hints in the stripes' otherwise unused words (any value is valid; a fresh heap has 0):
+ * word 1 of a stripe's line is set by a free that marks a block of that stripe's
+ * segments unsettled, and cleared by a request about to fail before it settles every
+ * container (cl/clheap_tier.h, clheap_tier_settle_marked); word 2 of stripe 0 is set by
+ * every run a hint installs and cleared before every run is closed
+ * (clheap_tier_close_all). Why: each request of a launch that asks for more than the
+ * pool did both before its NULL, a scan of the whole unsettled bitmap and a load of
+ * every hint, and such a launch took up to 90x the time per request of one that fits. */
+#define CLHEAP_PAGES_MARKED_WORD 1u
+#define CLHEAP_HDR_RUNS_OPEN (CLHEAP_HDR_PAGES_USED + 2)
 #define CLHEAP_HDR_PAGES_USED ((CLHEAP_HDR_BITMAP_WORDS + 31) & ~31)
 
 /* Block header, one per frame (2 units, fixed offsets, the same in every block so a

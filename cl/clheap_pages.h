@@ -90,6 +90,11 @@
  *             segment: one OR into F; if that made the container all ones, a CAS of it
  *             from all ones to 0 moves the segment to W. A failed CAS means a taker got
  *             frames first: the segment is broken again, correctly in F.
+ *   last      a large request (not the small tier's) that none of the above served,
+ *             while the pool has that many free frames (frames - U), takes the first
+ *             stretch of free frames long enough, whole segments and broken ones' frames
+ *             alike, across segment boundaries (clheap_pages_find_stretch: one pass over
+ *             the pool). So it fails only where no such stretch is free.
  * Placement by size: pieces of up to a segment and the small tier's runs from the low
  * end, larger ones from the high end. Small long-lived pieces scattered over the pool leave no region whole for
  * a large request (address-ordered first fit's lesson); at the ends, what is freed in
@@ -338,6 +343,15 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_used(CLHEAP_GLOBAL clheap_u32 *h)
     for (clheap_u32 i = 0; i < CLHEAP_PAGES_USED_STRIPES; i++)
         used += clheap_load32(h + CLHEAP_HDR_PAGES_USED + i * CLHEAP_PAGES_USED_STRIDE);
     return used;
+}
+
+/* Whether the page tier has m free frames at all (frames - U >= m, P5): a take of more
+ * cannot succeed, so the ways that scan the pool are not tried. Why: in a launch that
+ * asks for more than the pool, each request that would fail scanned every segment several
+ * times before its NULL (8 GiB pool, 2^18 x 1 MiB at 97% NULL: 728 ns a request). */
+static CLHEAP_INLINE int clheap_pages_have(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 m)
+{
+    return h[CLHEAP_HDR_FRAME_COUNT] - clheap_pages_used(h) >= m;
 }
 
 /* Gives back frames [first, first + frames) that a take handed out (counted in U). */
@@ -776,9 +790,9 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_region(CLHEAP_GLOBAL clheap_u3
  * half first looks, first fit, at `looks` containers of segments from the one holding
  * it. Why the low half: a hint's runs follow each other (cl/clheap_tier.h), and runs
  * that walked on to the high end would leave large requests there no whole piece. */
-static CLHEAP_INLINE clheap_u32 clheap_pages_take_uncounted(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frames,
-                                                            clheap_u32 seed, int small, clheap_u32 near,
-                                                            clheap_u32 looks)
+static CLHEAP_INLINE clheap_u32 clheap_pages_take_placed(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frames,
+                                                         clheap_u32 seed, int small, clheap_u32 near,
+                                                         clheap_u32 looks)
 {
     if (frames <= CLHEAP_PAGES_SEGMENT)
         return clheap_pages_take_frames(h, frames, seed, small);
@@ -812,6 +826,8 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_uncounted(CLHEAP_GLOBAL clheap
         seg = clheap_pages_take_fit(h, wdesc, count, CLHEAP_PAGES_BY_ENDS && !small, width > 1u, seed, 64u,
                                     width == 1u ? 1u : width * count < 64u ? width * count : 64u, &stop,
                                     CLHEAP_BM_FAIL);
+    if (seg == CLHEAP_BM_FAIL && !clheap_pages_have(h, frames))
+        return CLHEAP_BM_FAIL; /* the scans below cannot find them */
     /* Longer than a container holds, or none near the end had room. A small-tier run goes
      * on from where the look stopped, first fit: the best fit scans every segment, one
      * dependent load per 64, and once the low end was fragmented that scan set the launch
@@ -836,6 +852,67 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_uncounted(CLHEAP_GLOBAL clheap
     }
     if (!small && first != CLHEAP_BM_FAIL)
         clheap_store32(h + CLHEAP_HDR_PAGES_HIGH_FRONTIER, first);
+    return first;
+}
+
+/* The first stretch of m free frames in address order, across segment boundaries: whole
+ * segments (W) and the free frames of broken ones (F) alike; FAIL if none. One pass over
+ * W's level 0 and the F containers of the segments not whole.
+ * Why: the placed ways (above) score runs with a whole free segment, look inside one F
+ * container, or at a frontier; a stretch such as [64s + 24, 64s + 104) with the rest of
+ * the pool taken was found by none of them, and malloc of 80 frames returned NULL. */
+static CLHEAP_INLINE clheap_u32 clheap_pages_find_stretch(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 m)
+{
+    clheap_u32 wdesc = clheap_pages_segments_desc(h), segments = h[wdesc + CLHEAP_BM_BITS];
+    clheap_u32 run = 0u, start = 0u; /* free frames ending at the segment before s, from `start` */
+    clheap_u64 whole = 0;
+    for (clheap_u32 s = 0; s < segments; s++) {
+        if (s % 64u == 0u)
+            whole = clheap_load64(clheap_bm_container(h, wdesc, 0u, s / 64u));
+        clheap_u64 v = (whole >> (s % 64u)) & 1u ? ~(clheap_u64)0 : clheap_load64(clheap_bm_container(h, CLHEAP_BM_FREE, 0u, s));
+        if (!run)
+            start = s * CLHEAP_PAGES_SEGMENT;
+        if (!~v) { /* whole (or completed, P2) */
+            run += CLHEAP_PAGES_SEGMENT;
+            if (run >= m)
+                return start;
+            continue;
+        }
+        if (run + clheap_ctz64(~v) >= m) /* the run ends in this segment's bottom frames */
+            return start;
+        clheap_u64 inside = m < CLHEAP_PAGES_SEGMENT ? clheap_pages_fits(v, m, 1u) : 0u;
+        if (inside)
+            return s * CLHEAP_PAGES_SEGMENT + clheap_ctz64(inside);
+        clheap_u32 top = 63u - clheap_msb64(~v); /* v is not all ones here */
+        run = top;
+        start = s * CLHEAP_PAGES_SEGMENT + CLHEAP_PAGES_SEGMENT - top;
+    }
+    return CLHEAP_BM_FAIL;
+}
+
+#ifndef CLHEAP_PAGES_STRETCH_TRIES
+#define CLHEAP_PAGES_STRETCH_TRIES 2 /* scans for a stretch (a concurrent take may claim part of one) */
+#endif
+
+/* Takes `frames` contiguous frames (see clheap_pages_take_placed), or, for a large request
+ * the placed ways could not serve while the pool has that many free frames, the first
+ * stretch that holds them. So a large request fails only where no stretch of its length
+ * is free (or concurrent takes claimed the ones it found). */
+static CLHEAP_INLINE clheap_u32 clheap_pages_take_uncounted(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frames,
+                                                            clheap_u32 seed, int small, clheap_u32 near,
+                                                            clheap_u32 looks)
+{
+    if (!small && !clheap_pages_have(h, frames))
+        return CLHEAP_BM_FAIL;
+    clheap_u32 first = clheap_pages_take_placed(h, frames, seed, small, near, looks);
+    CLHEAP_NO_UNROLL
+    for (clheap_u32 t = 0; t < CLHEAP_PAGES_STRETCH_TRIES && first == CLHEAP_BM_FAIL && !small; t++) {
+        first = clheap_pages_find_stretch(h, frames);
+        if (first == CLHEAP_BM_FAIL)
+            break;
+        if (!clheap_pages_claim_frames(h, first, frames))
+            first = CLHEAP_BM_FAIL;
+    }
     return first;
 }
 

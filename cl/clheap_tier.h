@@ -303,6 +303,8 @@ static CLHEAP_INLINE void clheap_tier_close_hint(CLHEAP_GLOBAL clheap_u32 *h, cl
  * memory held for hints, given back before a malloc reports the heap full. */
 static CLHEAP_INLINE void clheap_tier_close_runs(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c)
 {
+    if (c == CLHEAP_MAX_CLASSES)
+        clheap_store32(h + CLHEAP_HDR_RUNS_OPEN, 0u); /* before the loads: a run installed after sets it again */
     int all = c == CLHEAP_MAX_CLASSES;
     clheap_u32 end = all ? h[CLHEAP_HDR_CLASS_COUNT] : c + 1u;
     for (clheap_u32 k = all ? 0u : c; k < end; k++)
@@ -418,6 +420,33 @@ static CLHEAP_INLINE void clheap_tier_settle(CLHEAP_GLOBAL clheap_u32 *h, int al
     clheap_u32 total = clheap_tier_settle_containers(h);
     clheap_u32 n = all || total < CLHEAP_TIER_SETTLE_LOOKS ? total : CLHEAP_TIER_SETTLE_LOOKS;
     clheap_tier_settle_range(h, all ? 0u : clheap_tier_settle_claim(h, n), n, 0u, 1u);
+}
+
+/* The last resort's settling: every container, if a free marked a block since the last
+ * time (CLHEAP_PAGES_MARKED_WORD, cl/clheap_layout.h). The flags are hints: cleared,
+ * then a full fence, then the scan; a mark whose flag store was seen before its OR is
+ * left to the bounded settlers and clheap_heap_trim. */
+static CLHEAP_INLINE void clheap_tier_settle_marked(CLHEAP_GLOBAL clheap_u32 *h)
+{
+    int any = 0;
+    for (clheap_u32 i = 0; i < CLHEAP_PAGES_USED_STRIPES; i++) {
+        CLHEAP_GLOBAL clheap_u32 *flag = h + CLHEAP_HDR_PAGES_USED + i * CLHEAP_PAGES_USED_STRIDE + CLHEAP_PAGES_MARKED_WORD;
+        if (clheap_load32(flag)) {
+            clheap_store32(flag, 0u);
+            any = 1;
+        }
+    }
+    if (!any)
+        return;
+    clheap_fence_full();
+    clheap_tier_settle(h, 1);
+}
+
+/* Every class's runs closed, if one was installed since the last time (CLHEAP_HDR_RUNS_OPEN). */
+static CLHEAP_INLINE void clheap_tier_close_all(CLHEAP_GLOBAL clheap_u32 *h)
+{
+    if (clheap_load32(h + CLHEAP_HDR_RUNS_OPEN))
+        clheap_tier_close_runs(h, CLHEAP_MAX_CLASSES);
 }
 
 /* Frames of one piece of class c. */
@@ -597,9 +626,12 @@ static CLHEAP_INLINE void clheap_tier_take_finish(CLHEAP_GLOBAL clheap_u32 *h, c
         clheap_u32 keep = o->need < total ? o->need : total; /* a warp may want more */
         if (o->run != CLHEAP_BM_FAIL)
             clheap_tier_list_run(h, o->run, c, o->blocks);
-        if (o->hint) /* a run used up at once is not installed: the next request opens one */
-            clheap_xchg64(o->hint, o->run != CLHEAP_BM_FAIL && keep < total ? ((clheap_u64)(o->run + 1u) << 32) | keep
-                                                                             : 0u);
+        if (o->hint) { /* a run used up at once is not installed: the next request opens one */
+            int installs = o->run != CLHEAP_BM_FAIL && keep < total;
+            clheap_xchg64(o->hint, installs ? ((clheap_u64)(o->run + 1u) << 32) | keep : 0u);
+            if (installs)
+                clheap_store32(h + CLHEAP_HDR_RUNS_OPEN, 1u); /* a hint for clheap_tier_close_all */
+        }
         else if (o->run != CLHEAP_BM_FAIL && keep < total)
             clheap_tier_release_run(h, o->run, c, keep, o->blocks, CLHEAP_TIER_RELEASE_LATER);
         if (o->run != CLHEAP_BM_FAIL) {
@@ -663,11 +695,11 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_take_large(CLHEAP_GLOBAL clheap_u32 
     CLHEAP_NO_UNROLL
     for (clheap_u32 attempt = 0; attempt < 3u && f == CLHEAP_BM_FAIL; attempt++) {
         if (attempt == 1u) { /* the runs' unused slots and unsettled blocks may hold the frames it needs */
-            clheap_tier_close_runs(h, CLHEAP_MAX_CLASSES);
+            clheap_tier_close_all(h);
             clheap_tier_settle(h, 0);
         }
         if (attempt == 2u) /* every container: a scan of the whole bitmap, so only on the way to a NULL */
-            clheap_tier_settle(h, 1);
+            clheap_tier_settle_marked(h);
         f = clheap_pages_take(h, frames, seed ^ 0x68E31DA4u * attempt, 0);
     }
     if (f == CLHEAP_BM_FAIL)
@@ -684,8 +716,8 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_take_larger(CLHEAP_GLOBAL clheap_u32
 {
     clheap_u64 got = 0;
     clheap_u32 why, d = c;
-    clheap_tier_close_runs(h, CLHEAP_MAX_CLASSES);
-    clheap_tier_settle(h, 1);
+    clheap_tier_close_all(h);
+    clheap_tier_settle_marked(h);
     clheap_u32 frame = clheap_block_reserve_any(h, c, 1u, seed, &got, &why);
     clheap_u32 last = h[CLHEAP_HDR_TIER_TYPED] ? c : h[CLHEAP_HDR_CLASS_COUNT] - 1u;
     CLHEAP_NO_UNROLL

@@ -1,6 +1,7 @@
 /* TierAlloc's edges on the C11 build of the core, one thread: typed heaps keep every
  * object in a block of its class, where parallel_do and device_do find it (never a
- * piece: frames of its own), and sizes at and past the pool get the right answer. */
+ * piece: frames of its own); sizes at and past the pool get the right answer; the page
+ * tier finds a free stretch wherever it lies. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -96,11 +97,67 @@ static void sizes_past_the_pool(void **state)
     core_heap_destroy(&heap);
 }
 
+/* Takes frames [first, first + n) by hand, counted in U as a take is (cl/clheap_pages.h, P5). */
+static void claim(uint32_t *h, uint32_t first, uint32_t n)
+{
+    if (!n)
+        return;
+    clheap_core_begin();
+    assert_true(clheap_pages_claim_frames(h, first, n));
+    clheap_add32(clheap_pages_used_stripe(h, first), n);
+}
+
+static void release(uint32_t *h, uint32_t first, uint32_t n)
+{
+    if (n)
+        clheap_pages_release(h, first, n);
+}
+
+/* Issue 45.4: with every frame taken but [first, first + m), a large request for m frames
+ * gets exactly that stretch, at any offset in a segment and for m = 1 .. 200. Before, 40,
+ * 64, 80, 100 and 126 frames at 64s + 24 got NULL in 64 MiB and 1 GiB pools. */
+static void stretch_at(core_heap *heap, uint32_t first, uint32_t m)
+{
+    uint32_t *h = heap->words, frames = h[CLHEAP_HDR_FRAME_COUNT];
+    claim(h, 0, first);
+    claim(h, first + m, frames - first - m);
+    clheap_core_begin();
+    uint32_t got = clheap_pages_take(h, m, 0x1234u + m, 0);
+    if (got != first)
+        fail_msg("%u frames free at %u (segment %u + %u): take gave %d", m, first, first / 64u, first % 64u, (int)got);
+    clheap_core_begin();
+    assert_int_equal(clheap_pages_take(h, 1, 7u, 0), CLHEAP_BM_FAIL); /* nothing else is free */
+    release(h, got, m);
+    release(h, 0, first);
+    release(h, first + m, frames - first - m);
+}
+
+static void every_free_stretch_is_found(void **state)
+{
+    (void)state;
+    static const uint32_t some_offsets[] = {0, 1, 23, 24, 40, 63};
+    for (int large = 0; large < 2; large++) {
+        core_heap heap;
+        make_heap(&heap, large ? 1u << 30 : 64u << 20, 0);
+        uint32_t mid = heap.words[CLHEAP_HDR_FRAME_COUNT] / 128u * 64u; /* a segment in the middle */
+        for (uint32_t k = 0; k < (large ? 6u : 64u); k++)
+            for (uint32_t m = 1; m <= 200; m++)
+                stretch_at(&heap, mid + (large ? some_offsets[k] : k), m);
+        clheap_heap_stats s;
+        char what[256] = "";
+        if (core_heap_walk(&heap, &s, what, sizeof what) != CLHEAP_SUCCESS)
+            fail_msg("heap check: %s", what);
+        assert_int_equal(s.free_segments * s.segment_frames, heap.words[CLHEAP_HDR_FRAME_COUNT]); /* all whole again */
+        core_heap_destroy(&heap);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(typed_heap_gives_no_pieces),
         cmocka_unit_test(sizes_past_the_pool),
+        cmocka_unit_test(every_free_stretch_is_found),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

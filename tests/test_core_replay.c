@@ -290,6 +290,56 @@ static void large_double_free_frees_only_its_successor(void **state)
     core_heap_destroy(&r.heap);
 }
 
+/* Issue 45.5: what a malloc that returns NULL costs, in shared accesses, on a full pool,
+ * must not grow with the pool: the last resort scanned every container of the unsettled
+ * bitmap (and a large request every segment, several times) per failing request, so a
+ * launch that asked for more than the pool took up to 90x the time per request. */
+typedef struct null_costs {
+    core_heap *heap;
+    uint64_t accesses[3];
+    uint32_t units[3];
+} null_costs;
+
+static void null_costs_lane(uint32_t lane, void *arg)
+{
+    (void)lane;
+    null_costs *x = arg;
+    static const size_t sizes[] = {16u << 10, 1u << 20, 64};
+    for (int i = 0; i < 3; i++) {
+        uint64_t before = coroutine_lanes_own_steps();
+        x->units[i] = core_heap_malloc(x->heap, sizes[i], 0);
+        x->accesses[i] = coroutine_lanes_own_steps() - before;
+    }
+}
+
+static void null_costs_in(uint64_t pool, null_costs *x)
+{
+    static replay r;
+    make_heap(&r, pool, 0);
+    uint32_t *h = r.heap.words;
+    size_t bytes = (size_t)h[CLHEAP_HDR_FRAME_COUNT] * h[CLHEAP_HDR_FRAME_UNITS] * CLHEAP_UNIT;
+    assert_int_not_equal(core_heap_malloc(&r.heap, bytes, 0), 0); /* the whole pool */
+    x->heap = &r.heap;
+    assert_int_equal(coroutine_lanes_run(1, null_costs_lane, x, 1), 0);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(x->units[i], 0);
+    assert_int_equal(h[CLHEAP_HDR_ERR_OUT_OF_MEMORY], 3);
+    core_heap_destroy(&r.heap);
+}
+
+static void null_costs_no_more_in_a_larger_pool(void **state)
+{
+    (void)state;
+    null_costs small, large;
+    null_costs_in(64u << 20, &small);
+    null_costs_in(1u << 30, &large);
+    for (int i = 0; i < 3; i++) {
+        print_message("NULL %d: %llu shared accesses at 64 MiB, %llu at 1 GiB\n", i,
+                      (unsigned long long)small.accesses[i], (unsigned long long)large.accesses[i]);
+        assert_true(large.accesses[i] <= 2u * small.accesses[i]); /* 16x the pool */
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -298,6 +348,7 @@ int main(void)
         cmocka_unit_test(double_free_lands_on_new_run),
         cmocka_unit_test(double_free_lands_on_other_class),
         cmocka_unit_test(large_double_free_frees_only_its_successor),
+        cmocka_unit_test(null_costs_no_more_in_a_larger_pool),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
