@@ -75,6 +75,7 @@ int bench_cache(bench_env *env);
 int bench_papers(bench_env *env);
 int bench_linux_scalability(bench_env *env);
 int bench_oom(bench_env *env);
+int bench_oom_launch(bench_env *env);
 int bench_throughput(bench_env *env);
 int bench_registers(bench_env *env);
 int bench_freeheap(bench_env *env);

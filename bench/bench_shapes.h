@@ -84,4 +84,38 @@ static inline const uint32_t *bench_throughput_items(int quick, size_t *count)
     return quick ? small : full;
 }
 
+/* The oom-launch benchmark (clheap-bench oom-launch, gallatin-bench --oom-launch): every
+ * work-item of one launch asks for `bytes` from a heap of heap_mib MiB that holds about
+ * half of them or less, so most requests return NULL, and the launch is compared with
+ * one that fits (bench_oom_fitting_items) on a heap of the same size. Full: the shapes
+ * where an out-of-memory launch cost TierAlloc 43 - 728 ns a request (issue 45); quick
+ * (CI): the same proportions, small. */
+typedef struct bench_oom_shape {
+    uint32_t items, bytes, heap_mib;
+} bench_oom_shape;
+
+static inline const bench_oom_shape *bench_oom_shapes(int quick, size_t *count)
+{
+    static const bench_oom_shape full[] = {
+        {1u << 20, 16384, 8192}, {1u << 20, 65536, 8192}, {1u << 18, 1u << 20, 8192}, {1u << 20, 1024, 256}};
+    static const bench_oom_shape small[] = {
+        {1u << 12, 16384, 32}, {1u << 11, 65536, 64}, {1u << 9, 1u << 20, 256}, {1u << 14, 1024, 8}};
+    *count = quick ? sizeof small / sizeof *small : sizeof full / sizeof *full;
+    return quick ? small : full;
+}
+
+/* The work-items of the launch that fits: the shape's halved until they ask for at most
+ * half the heap. */
+static inline uint32_t bench_oom_fitting_items(const bench_oom_shape *s)
+{
+    uint32_t n = s->items;
+    while (n > 1u && (uint64_t)n * s->bytes > ((uint64_t)s->heap_mib << 20) / 2u)
+        n /= 2u;
+    return n;
+}
+
+#define BENCH_OOM_LAUNCH_COLUMNS                                                                      \
+    "allocator,work_items,bytes,heap_bytes,launch,round,malloc_s,ns_per_request,nulls,counted_nulls," \
+    "free_s,status"
+
 #endif

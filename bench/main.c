@@ -5,7 +5,8 @@
  * tunables, such as -DCLHEAP_BLOCK_FAST_TRIES=8), so a variant needs no rebuild.
  * --shapes: throughput runs only these shapes of its sweep, named as in its CSV (work_items x
  * bytes: 262144xmixed-4K,4096x16), so a variant's rounds on a few shapes take seconds.
- * Tests: cache, throughput, registers, papers (AD, ACD, P), linux, oom, freeheap, churn. No test named: all. */
+ * Tests: cache, throughput, registers, papers (AD, ACD, P), linux, oom, oom-launch, freeheap, churn. No test
+ * named: all. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +24,7 @@ static const bench_test tests[] = {
     {"papers", bench_papers},
     {"linux", bench_linux_scalability},
     {"oom", bench_oom},
+    {"oom-launch", bench_oom_launch},
     {"freeheap", bench_freeheap},
     {"churn", bench_churn},
 };

@@ -4,6 +4,9 @@
  * never committed (CMake builds this only when given -DCLHEAP_GALLATIN_DIR).
  *
  *   gallatin-bench [--quick] [--cold] [--runs N] [--csv DIR] [--heap-mib N]
+ *   gallatin-bench --oom-launch [--quick] [--runs N] [--csv DIR] [--launch-timeout S]
+ *
+ * --oom-launch: clheap-bench oom-launch's launches instead (see oom_launch_main below).
  *
  * Same shapes as clheap-bench throughput (bench/bench_shapes.h): every work-item
  * mallocs and stamps its first word, the pointers are read back and proven disjoint,
@@ -13,6 +16,10 @@
  * instance for every run (as clheap-bench --cold resets its heap). Writes
  * DIR/throughput-gallatin.csv with the columns of clheap's throughput.csv. */
 #include <gallatin/allocators/gallatin.cuh>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -109,10 +116,134 @@ static double median(std::vector<double> v)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* ---- oom-launch ----------------------------------------------------------------------
+ * clheap-bench oom-launch's launches (bench_oom_shapes): n work-items each malloc the
+ * shape's bytes from a new Gallatin instance of the shape's heap, in rounds (each
+ * round's frees before the next), verified as the throughput runs are (disjoint, stamps
+ * intact at the free). Gallatin counts no NULLs: counted_nulls is -1. Each launch runs in
+ * a child process under a time limit, since a kernel that never ends cannot be stopped
+ * inside its process: the parent touches no CUDA, kills a child past the limit, and
+ * writes the launch's row with status "timeout" (or "failed" if the child died). */
+static int oom_rounds(const bench_oom_shape *s, uint32_t n, const char *launch, int rounds, FILE *csv)
+{
+    uint64_t heap_bytes = (uint64_t)s->heap_mib << 20;
+    allocator_type *a = allocator_type::generate_on_device(heap_bytes, 42, false);
+    void **ptrs;
+    unsigned *wrong_d;
+    CHECK(cudaMalloc(&ptrs, n * sizeof(void *)));
+    CHECK(cudaMalloc(&wrong_d, sizeof(unsigned)));
+    std::vector<uintptr_t> host(n);
+    unsigned blocks = (n + 255) / 256;
+    cudaEvent_t e0, e1, e2, e3;
+    cudaEventCreate(&e0);
+    cudaEventCreate(&e1);
+    cudaEventCreate(&e2);
+    cudaEventCreate(&e3);
+    int bad = 0;
+    for (int k = 0; k < rounds; k++) {
+        CHECK(cudaMemset(wrong_d, 0, sizeof(unsigned)));
+        cudaEventRecord(e0);
+        malloc_kernel<<<blocks, 256>>>(a, ptrs, n, s->bytes);
+        cudaEventRecord(e1);
+        CHECK(cudaDeviceSynchronize());
+        CHECK(cudaMemcpy(host.data(), ptrs, n * sizeof(void *), cudaMemcpyDeviceToHost));
+        long nulls = verify(host, s->bytes);
+        cudaEventRecord(e2);
+        free_kernel<<<blocks, 256>>>(a, ptrs, n, wrong_d);
+        cudaEventRecord(e3);
+        CHECK(cudaDeviceSynchronize());
+        unsigned wrong = 0;
+        CHECK(cudaMemcpy(&wrong, wrong_d, sizeof wrong, cudaMemcpyDeviceToHost));
+        float ms_m = 0, ms_f = 0;
+        cudaEventElapsedTime(&ms_m, e0, e1);
+        cudaEventElapsedTime(&ms_f, e2, e3);
+        const char *status = nulls < 0 || wrong ? "wrong" : "ok";
+        bad |= nulls < 0 || wrong;
+        if (csv)
+            fprintf(csv, "Gallatin,%u,%u,%llu,%s,%d,%.9f,%.3f,%ld,-1,%.9f,%s\n", n, s->bytes,
+                    (unsigned long long)heap_bytes, launch, k, ms_m * 1e-3, ms_m * 1e6 / n, nulls, ms_f * 1e-3, status);
+        printf("  %-10s %9u %9u %9u %-5s round %d: malloc %.3f ms (%.3f ns/req), %ld NULL (%.1f%%), free %.3f ms %s\n",
+               "Gallatin", n, s->bytes, s->heap_mib, launch, k, ms_m, ms_m * 1e6 / n, nulls,
+               nulls < 0 ? 0.0 : 100.0 * nulls / n, ms_f, status);
+    }
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    cudaEventDestroy(e2);
+    cudaEventDestroy(e3);
+    CHECK(cudaFree(ptrs));
+    CHECK(cudaFree(wrong_d));
+    allocator_type::free_on_device(a);
+    CHECK(cudaDeviceSynchronize());
+    return bad;
+}
+
+/* One launch's rounds in a child, at most `limit` seconds; its rows go to csv. */
+static int oom_launch_child(const bench_oom_shape *s, uint32_t n, const char *launch, int rounds, FILE *csv,
+                            int limit)
+{
+    fflush(stdout);
+    if (csv)
+        fflush(csv);
+    pid_t child = fork();
+    if (child == 0)
+        _exit(oom_rounds(s, n, launch, rounds, csv) ? 1 : 0);
+    if (child < 0)
+        return 1;
+    int status = 0;
+    for (int waited_ms = 0;; waited_ms += 50) { /* a benchmark harness's time limit, not a test's */
+        pid_t done = waitpid(child, &status, WNOHANG);
+        if (done == child)
+            break;
+        if (waited_ms >= limit * 1000) {
+            kill(child, SIGKILL);
+            waitpid(child, &status, 0);
+            printf("  %-10s %9u %9u %9u %-5s TIMEOUT after %d s\n", "Gallatin", n, s->bytes, s->heap_mib, launch,
+                   limit);
+            if (csv)
+                fprintf(csv, "Gallatin,%u,%u,%llu,%s,0,,,,-1,,timeout\n", n, s->bytes,
+                        (unsigned long long)s->heap_mib << 20, launch);
+            return 1;
+        }
+        usleep(50 * 1000);
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) <= 1)
+        return WEXITSTATUS(status);
+    printf("  %-10s %9u %9u %9u %-5s FAILED (the child died)\n", "Gallatin", n, s->bytes, s->heap_mib, launch);
+    if (csv)
+        fprintf(csv, "Gallatin,%u,%u,%llu,%s,0,,,,-1,,failed\n", n, s->bytes, (unsigned long long)s->heap_mib << 20,
+                launch);
+    return 1;
+}
+
+static int oom_launch_main(int quick, int runs, const char *csv_dir, int limit)
+{
+    FILE *csv = NULL;
+    if (csv_dir) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/oom_launch-gallatin.csv", csv_dir);
+        csv = fopen(path, "w");
+        if (csv) {
+            fprintf(csv, "%s\n", BENCH_OOM_LAUNCH_COLUMNS);
+            setvbuf(csv, NULL, _IOLBF, 0);
+        }
+    }
+    printf("gallatin-bench oom-launch: %d rounds a launch, at most %d s a launch\n", runs, limit);
+    size_t count;
+    const bench_oom_shape *shapes = bench_oom_shapes(quick, &count);
+    int failures = 0;
+    for (size_t i = 0; i < count; i++) {
+        failures += oom_launch_child(&shapes[i], shapes[i].items, "over", runs, csv, limit);
+        failures += oom_launch_child(&shapes[i], bench_oom_fitting_items(&shapes[i]), "fits", runs, csv, limit);
+    }
+    if (csv)
+        fclose(csv);
+    return failures != 0;
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
-    int quick = 0, runs = 5, cold = 0;
+    int quick = 0, runs = 5, cold = 0, oom = 0, limit = 60;
     const char *csv_dir = NULL;
     uint64_t heap_bytes = 8ull << 30;
     for (int i = 1; i < argc; i++) {
@@ -126,13 +257,20 @@ int main(int argc, char **argv)
             csv_dir = argv[++i];
         else if (!strcmp(argv[i], "--heap-mib") && i + 1 < argc)
             heap_bytes = strtoull(argv[++i], NULL, 10) << 20;
+        else if (!strcmp(argv[i], "--oom-launch"))
+            oom = 1;
+        else if (!strcmp(argv[i], "--launch-timeout") && i + 1 < argc)
+            limit = atoi(argv[++i]);
         else {
-            fprintf(stderr, "usage: gallatin-bench [--quick] [--cold] [--runs N] [--csv DIR] [--heap-mib N]\n");
+            fprintf(stderr, "usage: gallatin-bench [--quick] [--cold] [--runs N] [--csv DIR] [--heap-mib N]\n"
+                            "       gallatin-bench --oom-launch [--quick] [--runs N] [--csv DIR] [--launch-timeout S]\n");
             return 2;
         }
     }
-    if (runs < 1 || runs > 15)
+    if (runs < 1 || runs > 15 || limit < 1)
         return 2;
+    if (oom)
+        return oom_launch_main(quick, runs, csv_dir, limit); /* before any CUDA call: it forks */
     cudaDeviceProp prop;
     CHECK(cudaGetDeviceProperties(&prop, 0));
     printf("gallatin-bench on %s, heap %llu MiB, median of %d runs, %s\n", prop.name,
