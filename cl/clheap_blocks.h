@@ -60,14 +60,16 @@
  *       nothing else);
  *   I2  the reclaimer, after its invalidation (every slot taken), stores the class 0 and
  *       bumps the count, clheap_fence_release, then ORs all ones in again (the seal): a
- *       stale AND that came between the two is repaired, and the old value (not all
- *       ones) counts it as a double free. Legitimate frees all came before the
- *       invalidation, which found their bits clear, and reservers and rollbacks only
- *       clear bits they set;
+ *       stale AND that came between the two is repaired. Legitimate frees all came
+ *       before the invalidation, which found their bits clear, and reservers and
+ *       rollbacks only clear bits they set;
  *   I3  an opener bumps the count, clheap_fence_release, then ORs all ones into the
  *       allocation word before it writes the class: a stale AND that hit the free frame
- *       is repaired and counted the same way; later writes of the word (block_new's
- *       store of its free slots) follow.
+ *       is repaired; later writes of the word (block_new's store of its free slots)
+ *       follow.
+ *   The bumps and the two ORs are atomics whose results nobody waits for: a stale AND
+ *   repaired there is not counted. Why: a returned value on the opener's path made every
+ *   run opening wait one atomic per block.
  *   A stale AND before the seal sees every slot taken, so with two slots a block or more
  *   (host/heap_layout.c) it can only take its block for a full one and make it findable,
  *   which searchers repair.
@@ -174,11 +176,10 @@ static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u32 *clheap_block_incarnation(CLHEAP_G
     return clheap_block_header(h, frame) + CLHEAP_BLOCK_WORD_INCARNATION;
 }
 
-/* A block opens or is reclaimed at `frame` (I1 - I3); one writer at a time. */
+/* A block opens or is reclaimed at `frame` (I1 - I3). */
 static CLHEAP_INLINE void clheap_block_next_incarnation(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame)
 {
-    CLHEAP_GLOBAL clheap_u32 *word = clheap_block_incarnation(h, frame);
-    clheap_store32(word, clheap_load32(word) + 1u);
+    clheap_add32(clheap_block_incarnation(h, frame), 1u); /* nobody waits for its result */
 }
 
 /* Whether the block at `frame` is still the one a free read with `incarnation` (I1). */
@@ -288,8 +289,7 @@ static CLHEAP_INLINE void clheap_block_reclaim(CLHEAP_GLOBAL clheap_u32 *h, clhe
     clheap_store32(clheap_block_header(h, frame) + CLHEAP_BLOCK_WORD_CLASS, 0u);
     clheap_block_next_incarnation(h, frame);
     clheap_fence_release();
-    if (~clheap_or64(clheap_block_alloc_bits(h, frame), ~(clheap_u64)0)) /* the seal (I2) */
-        clheap_count_error(h, CLHEAP_HDR_ERR_DOUBLE_FREE);
+    clheap_or64(clheap_block_alloc_bits(h, frame), ~(clheap_u64)0); /* the seal (I2) */
     if (clheap_frames_from_pages(h))
         clheap_pages_release(h, frame, h[CLHEAP_HDR_CLASS_FRAMES + c]);
     else
@@ -404,8 +404,7 @@ static CLHEAP_INLINE clheap_u32 clheap_block_new(CLHEAP_GLOBAL clheap_u32 *h, cl
     clheap_store32(header + CLHEAP_BLOCK_WORD_OWNER, frame);
     clheap_block_next_incarnation(h, frame);
     clheap_fence_release(); /* the count before the allocation word (I3) */
-    if (~clheap_or64(clheap_block_alloc_bits(h, frame), ~(clheap_u64)0)) /* nothing reservable yet (T2) */
-        clheap_count_error(h, CLHEAP_HDR_ERR_DOUBLE_FREE);
+    clheap_or64(clheap_block_alloc_bits(h, frame), ~(clheap_u64)0); /* nothing reservable yet (T2, I3) */
     clheap_store32(header + CLHEAP_BLOCK_WORD_CLASS, c + 1u);
     clheap_store64(clheap_block_iter_bits(h, frame), 0);
     clheap_fence_release(); /* the class is visible before any slot is */

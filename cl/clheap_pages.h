@@ -91,10 +91,11 @@
  *             from all ones to 0 moves the segment to W. A failed CAS means a taker got
  *             frames first: the segment is broken again, correctly in F.
  *   last      a large request (not the small tier's) that none of the above served,
- *             while the pool has that many free frames (frames - U), takes the first
- *             stretch of free frames long enough, whole segments and broken ones' frames
- *             alike, across segment boundaries (clheap_pages_find_stretch: one pass over
- *             the pool). So it fails only where no such stretch is free.
+ *             on its last attempt, while the pool has that many free frames (frames -
+ *             U), takes the first stretch of free frames long enough, whole segments
+ *             and broken ones' frames alike, across segment boundaries
+ *             (clheap_pages_take_stretch: one pass over the pool). So it fails only
+ *             where no such stretch is free.
  * Placement by size: pieces of up to a segment and the small tier's runs from the low
  * end, larger ones from the high end. Small long-lived pieces scattered over the pool leave no region whole for
  * a large request (address-ordered first fit's lesson); at the ends, what is freed in
@@ -894,26 +895,15 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_find_stretch(CLHEAP_GLOBAL clheap_u
 #define CLHEAP_PAGES_STRETCH_TRIES 2 /* scans for a stretch (a concurrent take may claim part of one) */
 #endif
 
-/* Takes `frames` contiguous frames (see clheap_pages_take_placed), or, for a large request
- * the placed ways could not serve while the pool has that many free frames, the first
- * stretch that holds them. So a large request fails only where no stretch of its length
- * is free (or concurrent takes claimed the ones it found). */
+/* Takes `frames` contiguous frames (see clheap_pages_take_placed); a large request not
+ * while the pool has fewer free frames. */
 static CLHEAP_INLINE clheap_u32 clheap_pages_take_uncounted(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frames,
                                                             clheap_u32 seed, int small, clheap_u32 near,
                                                             clheap_u32 looks)
 {
     if (!small && !clheap_pages_have(h, frames))
         return CLHEAP_BM_FAIL;
-    clheap_u32 first = clheap_pages_take_placed(h, frames, seed, small, near, looks);
-    CLHEAP_NO_UNROLL
-    for (clheap_u32 t = 0; t < CLHEAP_PAGES_STRETCH_TRIES && first == CLHEAP_BM_FAIL && !small; t++) {
-        first = clheap_pages_find_stretch(h, frames);
-        if (first == CLHEAP_BM_FAIL)
-            break;
-        if (!clheap_pages_claim_frames(h, first, frames))
-            first = CLHEAP_BM_FAIL;
-    }
-    return first;
+    return clheap_pages_take_placed(h, frames, seed, small, near, looks);
 }
 
 /* The same, counted in CLHEAP_HDR_PAGES_USED (U). */
@@ -930,6 +920,30 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take(CLHEAP_GLOBAL clheap_u32 *h, c
                                                   int small)
 {
     return clheap_pages_take_near(h, frames, seed, small, CLHEAP_BM_FAIL, 0u);
+}
+
+/* The last way of a large request (cl/clheap_tier.h: after its placed takes failed and
+ * everything was settled), while the pool has that many free frames: the first stretch
+ * long enough (clheap_pages_find_stretch), counted in U. So a large request fails only
+ * where no such stretch is free (or concurrent takes claimed the ones it found). Why
+ * only last: a pass over the whole pool by each request whose placed take lost a race
+ * made a launch that fits (H100, 2^16 x 64 KiB on 8 GiB) 18x slower. */
+static CLHEAP_INLINE clheap_u32 clheap_pages_take_stretch(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frames)
+{
+    clheap_u32 first = CLHEAP_BM_FAIL;
+    CLHEAP_NO_UNROLL
+    for (clheap_u32 t = 0; t < CLHEAP_PAGES_STRETCH_TRIES && first == CLHEAP_BM_FAIL; t++) {
+        if (!clheap_pages_have(h, frames))
+            return CLHEAP_BM_FAIL;
+        first = clheap_pages_find_stretch(h, frames);
+        if (first == CLHEAP_BM_FAIL)
+            return first;
+        if (!clheap_pages_claim_frames(h, first, frames))
+            first = CLHEAP_BM_FAIL;
+    }
+    if (first != CLHEAP_BM_FAIL)
+        clheap_add32(clheap_pages_used_stripe(h, first), frames);
+    return first;
 }
 
 /* Initialisation, container i of every level of F (which = 0, empty) or W (which = 1,

@@ -172,8 +172,7 @@ static CLHEAP_INLINE void clheap_tier_write_run_headers(CLHEAP_GLOBAL clheap_u32
         if (run + i == block) {
             /* Every slot held (T2) before the class names the block, whatever a free that
              * raced the frames' last block cleared (I3). */
-            if (~clheap_or64(clheap_block_alloc_bits(h, block), ~(clheap_u64)0))
-                clheap_count_error(h, CLHEAP_HDR_ERR_DOUBLE_FREE);
+            clheap_or64(clheap_block_alloc_bits(h, block), ~(clheap_u64)0);
             clheap_store64(clheap_block_iter_bits(h, block), 0);
             clheap_store32(header + CLHEAP_BLOCK_WORD_CLASS, c + 1u);
         }
@@ -701,6 +700,8 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_take_large(CLHEAP_GLOBAL clheap_u32 
         if (attempt == 2u) /* every container: a scan of the whole bitmap, so only on the way to a NULL */
             clheap_tier_settle_marked(h);
         f = clheap_pages_take(h, frames, seed ^ 0x68E31DA4u * attempt, 0);
+        if (attempt == 2u && f == CLHEAP_BM_FAIL) /* a stretch the placed ways miss (cl/clheap_pages.h) */
+            f = clheap_pages_take_stretch(h, frames);
     }
     if (f == CLHEAP_BM_FAIL)
         return 0u;

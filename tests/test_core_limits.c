@@ -118,16 +118,18 @@ static void release(uint32_t *h, uint32_t first, uint32_t n)
  * 64, 80, 100 and 126 frames at 64s + 24 got NULL in 64 MiB and 1 GiB pools. */
 static void stretch_at(core_heap *heap, uint32_t first, uint32_t m)
 {
-    uint32_t *h = heap->words, frames = h[CLHEAP_HDR_FRAME_COUNT];
+    uint32_t *h = heap->words, frames = h[CLHEAP_HDR_FRAME_COUNT], frame_bytes = h[CLHEAP_HDR_FRAME_UNITS] * CLHEAP_UNIT;
     claim(h, 0, first);
     claim(h, first + m, frames - first - m);
     clheap_core_begin();
-    uint32_t got = clheap_pages_take(h, m, 0x1234u + m, 0);
+    uint32_t unit = clheap_tier_take_large(h, (size_t)m * frame_bytes, 0x1234u + m);
+    uint32_t got = unit ? (unit - h[CLHEAP_HDR_POOL_START]) / h[CLHEAP_HDR_FRAME_UNITS] : CLHEAP_BM_FAIL;
     if (got != first)
         fail_msg("%u frames free at %u (segment %u + %u): take gave %d", m, first, first / 64u, first % 64u, (int)got);
     clheap_core_begin();
-    assert_int_equal(clheap_pages_take(h, 1, 7u, 0), CLHEAP_BM_FAIL); /* nothing else is free */
-    release(h, got, m);
+    assert_int_equal(clheap_tier_take_large(h, frame_bytes, 7u), 0); /* nothing else is free */
+    clheap_core_begin();
+    clheap_tier_free_large(h, unit, got);
     release(h, 0, first);
     release(h, first + m, frames - first - m);
 }

@@ -160,8 +160,8 @@ static void double_free_lands_on_free_frame(void **state)
 
 /* The same when the first free's reclaim comes in the window the check cannot see: the
  * second free is stopped after its check, just before its AND (scripted lanes); its AND
- * then clears a bit of the free frame, and the next opening there repairs and counts it
- * (cl/clheap_blocks.h, I3). */
+ * then clears a bit of the free frame, and the next opening there repairs it
+ * (cl/clheap_blocks.h, I3; such a repair is not counted). */
 typedef struct window_race {
     replay *r;
     uint32_t unit;
@@ -192,7 +192,6 @@ static void double_free_in_the_window_is_repaired(void **state)
     assert_int_equal(*clheap_block_header(r.heap.words, frame), 0u); /* reclaimed */
     take_both_ways(&r, 64, 200);
     expect_sound(&r);
-    assert_int_equal(errors(&r, CLHEAP_HDR_ERR_DOUBLE_FREE), 1);
     core_heap_destroy(&r.heap);
 }
 
