@@ -399,11 +399,12 @@ static CLHEAP_INLINE void clheap_blocks_free_warp(__global clheap_u32 *h, __glob
         /* The lanes' last writes to their slots (ordered before the leader's by the warp
          * sync above) before the slots can be reserved again: see cl/clheap_blocks.h. */
         clheap_fence_release();
-        if (clheap_block_same(h, frame, incarnation)) { /* else the block is gone: every lane counts */
-            old = clheap_and64(clheap_block_alloc_bits(h, frame), ~bits);
-            if (old & bits)
-                clheap_block_after_free(h, frame, cls - 1u, old, old & bits);
-        }
+        clheap_u32 now = clheap_block_incarnation_now(h, frame);
+        old = clheap_and64(clheap_block_alloc_bits(h, frame), ~bits);
+        if ((old & bits) && clheap_block_gone(h, frame, incarnation, now, old & bits))
+            old = 0; /* every lane counts a double free */
+        else if (old & bits)
+            clheap_block_after_free(h, frame, cls - 1u, old, old & bits);
     }
     clheap_ptx_syncwarp(peers); /* the leader's branch */
     old = clheap_ptx_shfl64(peers, old, leader);

@@ -50,36 +50,33 @@
  * Incarnations: a racing double free must not free a slot of the block that reuses the
  * frames. Two frees of slot s: the second reads the block's class, the first's AND empties
  * the block, which is reclaimed and may reopen; the second's AND would then land on a
- * free frame or on a new block. Each block's first frame counts the blocks opened and
- * reclaimed there (CLHEAP_BLOCK_WORD_INCARNATION), and:
+ * free frame or on a new block. Each block's first frame counts the blocks reclaimed
+ * there (CLHEAP_BLOCK_WORD_INCARNATION), and:
  *   I1  a free reads the count with the class (clheap_frame_locate) and again just before
- *       its AND (after its clheap_fence_release): a changed count means the block it
- *       named is gone, so it counts a double free and clears nothing. A free of a live
- *       slot never sees a change: its block cannot empty, so neither be reclaimed nor
- *       reopened, before its own AND (so the check costs correct programs one load and
- *       nothing else);
+ *       its AND (after its clheap_fence_release; the AND does not wait for the load): a
+ *       changed count means the block it named was reclaimed before its AND, so it ORs
+ *       the bits its AND cleared back, counts a double free and does nothing else. A
+ *       free of a live slot never sees a change: its block cannot empty, so neither be
+ *       reclaimed, before its own AND;
  *   I2  the reclaimer, after its invalidation (every slot taken), stores the class 0 and
  *       bumps the count, clheap_fence_release, then ORs all ones in again (the seal): a
  *       stale AND that came between the two is repaired. Legitimate frees all came
  *       before the invalidation, which found their bits clear, and reservers and
  *       rollbacks only clear bits they set;
- *   I3  an opener bumps the count, clheap_fence_release, then ORs all ones into the
- *       allocation word before it writes the class: a stale AND that hit the free frame
- *       is repaired; later writes of the word (block_new's store of its free slots)
- *       follow.
- *   The bumps and the two ORs are atomics whose results nobody waits for: a stale AND
- *   repaired there is not counted. Why: a returned value on the opener's path made every
- *   run opening wait one atomic per block.
+ *   I3  the frames' next owner overwrites the word: block_new stores its free slots
+ *       after its class (as before), a run's opener ORs all ones in before it writes the
+ *       class (clheap_tier_write_run_headers; runs never wrote the word), so a stale AND
+ *       that hit the free frame is repaired.
  *   A stale AND before the seal sees every slot taken, so with two slots a block or more
  *   (host/heap_layout.c) it can only take its block for a full one and make it findable,
- *   which searchers repair.
- * Limits: a stale free whose two reads both come before the reclaim, and whose AND comes
- * after the frames were reclaimed and a block reopened there, clears a bit of the new
- * block (the window is the two instructions between its second read and its AND); a
- * check after the AND would close that, but a free of a live slot whose block others
- * empty, reclaim and reopen before that check would take itself for a stale one. A stale
- * free whose pointer names a slot live in a new block of the same class is a free of
- * that slot, which no heap can tell from its owner's. */
+ *   which searchers repair. The bump and the ORs are atomics whose results nobody waits
+ *   for, so a repair there is not counted.
+ * Limits: a stale free whose second read comes before the reclaim and whose AND comes
+ * after a block reopened there clears a bit of the new block (a window of one AND); a
+ * stale reserver that reserves that bit before the free ORs it back, or the bit a stale
+ * AND cleared on a free frame before block_new's store, keeps it. A stale free whose
+ * pointer names a slot live in a new block of the same class is a free of that slot,
+ * which no heap can tell from its owner's. */
 #ifndef CLHEAP_BLOCKS_H
 #define CLHEAP_BLOCKS_H
 
@@ -176,16 +173,29 @@ static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u32 *clheap_block_incarnation(CLHEAP_G
     return clheap_block_header(h, frame) + CLHEAP_BLOCK_WORD_INCARNATION;
 }
 
-/* A block opens or is reclaimed at `frame` (I1 - I3). */
+/* A block is reclaimed at `frame` (I1, I2). */
 static CLHEAP_INLINE void clheap_block_next_incarnation(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame)
 {
     clheap_add32(clheap_block_incarnation(h, frame), 1u); /* nobody waits for its result */
 }
 
-/* Whether the block at `frame` is still the one a free read with `incarnation` (I1). */
-static CLHEAP_INLINE int clheap_block_same(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame, clheap_u32 incarnation)
+/* The incarnation a free reads again just before its AND (I1): a load whose value the
+ * AND does not wait for. */
+static CLHEAP_INLINE clheap_u32 clheap_block_incarnation_now(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame)
 {
-    return clheap_load32(clheap_block_incarnation(h, frame)) == incarnation;
+    return clheap_load32(clheap_block_incarnation(h, frame));
+}
+
+/* After a free's AND cleared `bits`: 1 if the block it read with `incarnation` was
+ * reclaimed before the AND (`now`, read just before it, differs), the bits then ORed
+ * back (I1). */
+static CLHEAP_INLINE int clheap_block_gone(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame, clheap_u32 incarnation,
+                                           clheap_u32 now, clheap_u64 bits)
+{
+    if (now == incarnation)
+        return 0;
+    clheap_or64(clheap_block_alloc_bits(h, frame), bits);
+    return 1;
 }
 
 /* Bits of the slots a block of class c really has. */
@@ -390,8 +400,6 @@ static CLHEAP_INLINE clheap_u32 clheap_block_new(CLHEAP_GLOBAL clheap_u32 *h, cl
                                                  clheap_u32 seed, clheap_u64 *got, int *fit)
 {
     clheap_u32 frames = h[CLHEAP_HDR_CLASS_FRAMES + c];
-    if (clheap_frames_from_pages(h) && !clheap_pages_have(h, frames))
-        return CLHEAP_BM_FAIL; /* no look of the page tier can find them (cl/clheap_pages.h) */
     clheap_u32 frame = clheap_frames_from_pages(h) ? clheap_pages_take(h, frames, seed, 1)
                        : fit ? clheap_bm_sweep_run(h, CLHEAP_BM_FREE, frames, seed, CLHEAP_BLOCK_SWEEP, fit)
                              : clheap_bm_try_take_run(h, CLHEAP_BM_FREE, frames, seed);
@@ -402,9 +410,6 @@ static CLHEAP_INLINE clheap_u32 clheap_block_new(CLHEAP_GLOBAL clheap_u32 *h, cl
         clheap_store32(clheap_block_header(h, frame + f) + CLHEAP_BLOCK_WORD_OWNER, frame);
     CLHEAP_GLOBAL clheap_u32 *header = clheap_block_header(h, frame);
     clheap_store32(header + CLHEAP_BLOCK_WORD_OWNER, frame);
-    clheap_block_next_incarnation(h, frame);
-    clheap_fence_release(); /* the count before the allocation word (I3) */
-    clheap_or64(clheap_block_alloc_bits(h, frame), ~(clheap_u64)0); /* nothing reservable yet (T2, I3) */
     clheap_store32(header + CLHEAP_BLOCK_WORD_CLASS, c + 1u);
     clheap_store64(clheap_block_iter_bits(h, frame), 0);
     clheap_fence_release(); /* the class is visible before any slot is */
@@ -456,14 +461,18 @@ static CLHEAP_INLINE clheap_u32 clheap_block_reserve_new(CLHEAP_GLOBAL clheap_u3
                                                          clheap_u32 want, clheap_u32 seed, clheap_u64 *got,
                                                          clheap_u32 *why)
 {
-    int fit = 0;
+    int fit = 0, none = 0;
     CLHEAP_NO_UNROLL
     for (clheap_u32 attempt = 0; attempt < CLHEAP_BLOCK_SLOW_TRIES; attempt++) {
         int last = attempt + 1u == CLHEAP_BLOCK_SLOW_TRIES;
-        clheap_u32 frame = clheap_block_new(h, c, want, seed + 0x51ED27u * (attempt + 1u), got,
-                                            last && !clheap_frames_from_pages(h) ? &fit : (int *)0);
+        clheap_u32 frame = none ? CLHEAP_BM_FAIL
+                                : clheap_block_new(h, c, want, seed + 0x51ED27u * (attempt + 1u), got,
+                                                   last && !clheap_frames_from_pages(h) ? &fit : (int *)0);
         if (frame != CLHEAP_BM_FAIL)
             return frame;
+        /* TierAlloc: the page tier's looks are not tried again while it has fewer free
+         * frames than a block takes (cl/clheap_pages.h, clheap_pages_have). */
+        none = none || (clheap_frames_from_pages(h) && !clheap_pages_have(h, h[CLHEAP_HDR_CLASS_FRAMES + c]));
         /* No free frames: one last look for an active block someone opened meanwhile,
          * the last time sweeping the active bitmap rather than sampling it. */
         frame = last ? clheap_bm_sweep(h, CLHEAP_BM_ACTIVE(c), seed, CLHEAP_BLOCK_SWEEP, 0)
@@ -546,19 +555,18 @@ static CLHEAP_INLINE clheap_u32 clheap_frame_locate(CLHEAP_GLOBAL clheap_u32 *h,
     return unit;
 }
 
-/* Frees slot `slot` of the block at `frame` of class c, read with `incarnation`: the
- * incarnation read again (I1) tells a free that raced the block's reclaim, then one AND,
- * whose old value tells a double free. */
+/* Frees slot `slot` of the block at `frame` of class c, read with `incarnation`: one
+ * AND, whose old value tells a double free, and the incarnation read again just before
+ * it (I1) one that raced the block's reclaim. */
 static CLHEAP_INLINE void clheap_block_free_slot(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame, clheap_u32 c,
                                                  clheap_u32 slot, clheap_u32 incarnation)
 {
     clheap_u64 bit = (clheap_u64)1 << slot;
     clheap_fence_release(); /* the freed slot's last writes before it can be reserved again */
-    if (!clheap_block_same(h, frame, incarnation)) {
-        clheap_count_error(h, CLHEAP_HDR_ERR_DOUBLE_FREE);
-        return;
-    }
+    clheap_u32 now = clheap_block_incarnation_now(h, frame);
     clheap_u64 old = clheap_and64(clheap_block_alloc_bits(h, frame), ~bit);
+    if ((old & bit) && clheap_block_gone(h, frame, incarnation, now, old & bit))
+        old = 0;
     if (!(old & bit))
         clheap_count_error(h, CLHEAP_HDR_ERR_DOUBLE_FREE);
     else

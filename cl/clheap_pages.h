@@ -341,6 +341,7 @@ static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u32 *clheap_pages_used_stripe(CLHEAP_G
 static CLHEAP_INLINE clheap_u32 clheap_pages_used(CLHEAP_GLOBAL clheap_u32 *h)
 {
     clheap_u32 used = 0;
+    CLHEAP_UNROLL /* 32 loads at once, not one after another */
     for (clheap_u32 i = 0; i < CLHEAP_PAGES_USED_STRIPES; i++)
         used += clheap_load32(h + CLHEAP_HDR_PAGES_USED + i * CLHEAP_PAGES_USED_STRIDE);
     return used;

@@ -161,10 +161,6 @@ static CLHEAP_INLINE void clheap_tier_write_run_headers(CLHEAP_GLOBAL clheap_u32
 {
     clheap_u32 frames = h[CLHEAP_HDR_CLASS_FRAMES + c];
     CLHEAP_NO_UNROLL
-    for (clheap_u32 i = index * frames; i < blocks * frames; i += stride * frames)
-        clheap_block_next_incarnation(h, run + i);
-    clheap_fence_release(); /* the count before the allocation word (cl/clheap_blocks.h, I3) */
-    CLHEAP_NO_UNROLL
     for (clheap_u32 i = index; i < blocks * frames; i += stride) {
         clheap_u32 block = run + i / frames * frames;
         CLHEAP_GLOBAL clheap_u32 *header = clheap_block_header(h, run + i);
