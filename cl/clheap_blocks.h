@@ -349,7 +349,12 @@ static CLHEAP_INLINE void clheap_block_mark_unsettled(CLHEAP_GLOBAL clheap_u32 *
 {
     clheap_or64(clheap_bm_container(h, CLHEAP_BM_UNSETTLED(h[CLHEAP_HDR_CLASS_COUNT]), 0u, frame >> 6),
                 (clheap_u64)1 << (frame & 63u));
-    clheap_store32(clheap_pages_used_stripe(h, frame) + CLHEAP_PAGES_MARKED_WORD, 1u); /* a hint, a plain store */
+}
+
+/* The mark flag of frame's stripe (cl/clheap_layout.h, CLHEAP_PAGES_MARKED_WORD). */
+static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u32 *clheap_block_mark_flag(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame)
+{
+    return clheap_pages_used_stripe(h, frame) + CLHEAP_PAGES_MARKED_WORD;
 }
 
 /* TierAlloc's free leaves the work after its AND to later (see cl/clheap_tier.h,
@@ -378,11 +383,22 @@ static CLHEAP_INLINE int clheap_tier_defers(CLHEAP_GLOBAL clheap_u32 *h)
 static CLHEAP_INLINE void clheap_block_after_free(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame, clheap_u32 c,
                                                   clheap_u64 old, clheap_u64 bits)
 {
-    if (clheap_frames_from_pages(h) && (old == ~(clheap_u64)0 || ((old & ~bits) & clheap_class_slots(h, c)) == 0) &&
-        clheap_tier_defers(h))
-        clheap_block_mark_unsettled(h, frame);
-    else
+    int settles = old == ~(clheap_u64)0 || ((old & ~bits) & clheap_class_slots(h, c)) == 0;
+    if (!clheap_frames_from_pages(h) || !settles) {
         clheap_block_after_release(h, frame, c, old, bits);
+        return;
+    }
+    /* The stripe's mark flag is loaded with U's stripes (the same lines), and set only if
+     * clear: a store by every marking free to lines every free reads made the frees of
+     * 2^14 work-items up to 1.4x slower (H100 run 50 E). */
+    clheap_u32 flagged = clheap_load32(clheap_block_mark_flag(h, frame));
+    if (!clheap_tier_defers(h)) {
+        clheap_block_after_release(h, frame, c, old, bits);
+        return;
+    }
+    clheap_block_mark_unsettled(h, frame);
+    if (!flagged)
+        clheap_store32(clheap_block_mark_flag(h, frame), 1u);
 }
 
 /* Frees `bits` (all set) of the block at `frame` of class c. */

@@ -341,7 +341,6 @@ static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u32 *clheap_pages_used_stripe(CLHEAP_G
 static CLHEAP_INLINE clheap_u32 clheap_pages_used(CLHEAP_GLOBAL clheap_u32 *h)
 {
     clheap_u32 used = 0;
-    CLHEAP_UNROLL /* 32 loads at once, not one after another */
     for (clheap_u32 i = 0; i < CLHEAP_PAGES_USED_STRIPES; i++)
         used += clheap_load32(h + CLHEAP_HDR_PAGES_USED + i * CLHEAP_PAGES_USED_STRIDE);
     return used;
@@ -554,6 +553,8 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_frames(CLHEAP_GLOBAL clheap_u3
         if (near_break)
             continue;
 #endif
+        if (step == 3u && !small && !clheap_pages_have(h, m))
+            return CLHEAP_BM_FAIL; /* the first pass found nothing, and the pool has not m free frames */
         if (breaks && step == 2u && !small) { /* once, when the first looks found no fit */
             clheap_u32 first = clheap_pages_take_frontier(h, m, 0);
             if (first != CLHEAP_BM_FAIL)
@@ -809,6 +810,8 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_placed(CLHEAP_GLOBAL clheap_u3
     if (!small) {
         clheap_u32 f = CLHEAP_BM_FAIL;
         if (h[wdesc + CLHEAP_BM_BITS] <= CLHEAP_PAGES_BEST_FIT_SEGMENTS) {
+            if (!clheap_pages_have(h, frames))
+                return CLHEAP_BM_FAIL; /* the scans below cannot find them */
             f = clheap_pages_take_region(h, frames, CLHEAP_PAGES_REGION_TRIES, &none);
             if (none)
                 return f;
@@ -902,8 +905,6 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_uncounted(CLHEAP_GLOBAL clheap
                                                             clheap_u32 seed, int small, clheap_u32 near,
                                                             clheap_u32 looks)
 {
-    if (!small && !clheap_pages_have(h, frames))
-        return CLHEAP_BM_FAIL;
     return clheap_pages_take_placed(h, frames, seed, small, near, looks);
 }
 

@@ -18,8 +18,6 @@
 /* Before a bounded retry loop whose body inlines a large path: unrolled, the copies
  * multiplied until NVIDIA's compiler took minutes over one program. */
 #define CLHEAP_NO_UNROLL _Pragma("unroll 1")
-/* Before a short loop of independent loads: unrolled, they are issued together. */
-#define CLHEAP_UNROLL _Pragma("unroll")
 typedef uint clheap_u32;
 typedef ulong clheap_u64;
 typedef ulong clheap_size;
@@ -114,7 +112,6 @@ static CLHEAP_INLINE void clheap_fence_dependency(void) {}
 #define CLHEAP_GLOBAL
 #define CLHEAP_INLINE inline
 #define CLHEAP_NO_UNROLL
-#define CLHEAP_UNROLL
 typedef uint32_t clheap_u32;
 typedef uint64_t clheap_u64;
 typedef size_t clheap_size;

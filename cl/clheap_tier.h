@@ -346,6 +346,7 @@ static CLHEAP_INLINE void clheap_tier_settle_block(CLHEAP_GLOBAL clheap_u32 *h, 
         }
     }
     clheap_block_mark_unsettled(h, frame); /* bounded: the next settler has it */
+    clheap_store32(clheap_block_mark_flag(h, frame), 1u);
 }
 
 /* Settles the blocks marked in container k of the unsettled bitmap, taken with one
