@@ -553,7 +553,7 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_frames(CLHEAP_GLOBAL clheap_u3
         if (near_break)
             continue;
 #endif
-        if (step == 3u && !small && !clheap_pages_have(h, m))
+        if (step == 3u && !clheap_pages_have(h, m))
             return CLHEAP_BM_FAIL; /* the first pass found nothing, and the pool has not m free frames */
         if (breaks && step == 2u && !small) { /* once, when the first looks found no fit */
             clheap_u32 first = clheap_pages_take_frontier(h, m, 0);
@@ -930,7 +930,7 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take(CLHEAP_GLOBAL clheap_u32 *h, c
  * where no such stretch is free (or concurrent takes claimed the ones it found). Why
  * only last: a pass over the whole pool by each request whose placed take lost a race
  * made a launch that fits (H100, 2^16 x 64 KiB on 8 GiB) 18x slower. */
-static CLHEAP_INLINE clheap_u32 clheap_pages_take_stretch(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frames)
+static CLHEAP_INLINE CLHEAP_COLD clheap_u32 clheap_pages_take_stretch(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frames)
 {
     clheap_u32 first = CLHEAP_BM_FAIL;
     CLHEAP_NO_UNROLL

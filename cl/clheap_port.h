@@ -18,6 +18,10 @@
 /* Before a bounded retry loop whose body inlines a large path: unrolled, the copies
  * multiplied until NVIDIA's compiler took minutes over one program. */
 #define CLHEAP_NO_UNROLL _Pragma("unroll 1")
+/* A path taken only on the way to a NULL: compiled as a function of its own, so that its
+ * registers do not count against malloc's fast path (NVIDIA allocates a kernel's
+ * registers for its largest inlined path). */
+#define CLHEAP_COLD __attribute__((noinline))
 typedef uint clheap_u32;
 typedef ulong clheap_u64;
 typedef ulong clheap_size;
@@ -112,6 +116,7 @@ static CLHEAP_INLINE void clheap_fence_dependency(void) {}
 #define CLHEAP_GLOBAL
 #define CLHEAP_INLINE inline
 #define CLHEAP_NO_UNROLL
+#define CLHEAP_COLD
 typedef uint32_t clheap_u32;
 typedef uint64_t clheap_u64;
 typedef size_t clheap_size;

@@ -422,7 +422,7 @@ static CLHEAP_INLINE void clheap_tier_settle(CLHEAP_GLOBAL clheap_u32 *h, int al
  * time (CLHEAP_PAGES_MARKED_WORD, cl/clheap_layout.h). The flags are hints: cleared,
  * then a full fence, then the scan; a mark whose flag store was seen before its OR is
  * left to the bounded settlers and clheap_heap_trim. */
-static CLHEAP_INLINE void clheap_tier_settle_marked(CLHEAP_GLOBAL clheap_u32 *h)
+static CLHEAP_INLINE CLHEAP_COLD void clheap_tier_settle_marked(CLHEAP_GLOBAL clheap_u32 *h)
 {
     int any = 0;
     for (clheap_u32 i = 0; i < CLHEAP_PAGES_USED_STRIPES; i++) {
@@ -710,13 +710,15 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_take_large(CLHEAP_GLOBAL clheap_u32 
  * class's runs closed, its own class once more (a block may open now), then a free slot
  * of a larger class's active blocks, unless classes are typed. Counts the NULL if none.
  * Only requests about to fail come here, so the fast paths pay nothing. */
-static CLHEAP_INLINE clheap_u32 clheap_tier_take_larger(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 seed)
+static CLHEAP_INLINE CLHEAP_COLD clheap_u32 clheap_tier_take_larger(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 seed)
 {
     clheap_u64 got = 0;
     clheap_u32 why, d = c;
     clheap_tier_close_all(h);
     clheap_tier_settle_marked(h);
-    clheap_u32 frame = clheap_block_reserve_any(h, c, 1u, seed, &got, &why);
+    clheap_u32 frame = clheap_block_reserve_active(h, c, 1u, seed, &got);
+    if (frame == CLHEAP_BM_FAIL && clheap_pages_have(h, h[CLHEAP_HDR_CLASS_FRAMES + c]))
+        frame = clheap_block_reserve_new(h, c, 1u, seed, &got, &why);
     clheap_u32 last = h[CLHEAP_HDR_TIER_TYPED] ? c : h[CLHEAP_HDR_CLASS_COUNT] - 1u;
     CLHEAP_NO_UNROLL
     while (frame == CLHEAP_BM_FAIL && d < last)
