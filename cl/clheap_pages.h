@@ -553,7 +553,7 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_frames(CLHEAP_GLOBAL clheap_u3
         if (near_break)
             continue;
 #endif
-        if (step == 3u && !clheap_pages_have(h, m))
+        if (pass == 1u && step % 3u == (whole ? 2u : 0u) && !clheap_pages_have(h, m))
             return CLHEAP_BM_FAIL; /* the first pass found nothing, and the pool has not m free frames */
         if (breaks && step == 2u && !small) { /* once, when the first looks found no fit */
             clheap_u32 first = clheap_pages_take_frontier(h, m, 0);
