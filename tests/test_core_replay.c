@@ -136,6 +136,17 @@ static void take_both_ways(replay *r, uint32_t bytes, uint32_t rounds)
     }
 }
 
+/* Two frees of one 64 B object alone in its block: the second reads the block, then the
+ * first empties it and it is reclaimed. Returns the second, not yet at its AND. */
+static pending_free second_free_after_reclaim(replay *r)
+{
+    make_heap(r, 4u << 20, 0);
+    uint32_t unit = lone_object(r, 64);
+    pending_free second = free_begin(r, unit);
+    core_heap_free_unit(&r->heap, unit, 1);
+    return second;
+}
+
 /* Issue 45.1 as reported: the second free reads the block before the first empties it;
  * the block is reclaimed; a run then opens on its frames. Before, the second's AND
  * cleared slot s of the free frame, the run never rewrote the word, and the hint and the
@@ -144,12 +155,9 @@ static void double_free_lands_on_free_frame(void **state)
 {
     (void)state;
     static replay r;
-    make_heap(&r, 4u << 20, 0);
-    uint32_t unit = lone_object(&r, 64);
-    pending_free second = free_begin(&r, unit);
-    core_heap_free_unit(&r.heap, unit, 1); /* the first free empties the block: reclaimed */
+    pending_free second = second_free_after_reclaim(&r);
     assert_int_equal(*clheap_block_header(r.heap.words, second.frame), 0u); /* class 0: a free frame */
-    free_end(&r, &second); /* the second: its AND on a free frame */
+    free_end(&r, &second); /* the second: it sees the block gone */
     take_both_ways(&r, 64, 200);
     assert_int_equal(*clheap_block_header(r.heap.words, second.frame),
                      clheap_class_for(r.heap.words, 64) + 1u); /* a block of the class reopened there */
@@ -201,10 +209,7 @@ static void double_free_lands_on_new_run(void **state)
 {
     (void)state;
     static replay r;
-    make_heap(&r, 4u << 20, 0);
-    uint32_t unit = lone_object(&r, 64);
-    pending_free second = free_begin(&r, unit);
-    core_heap_free_unit(&r.heap, unit, 1);
+    pending_free second = second_free_after_reclaim(&r);
     uint32_t reopened = core_heap_malloc(&r.heap, 64, 0); /* opens the class's next run */
     assert_int_not_equal(reopened, 0);
     stamp(&r, reopened, 64);
@@ -222,10 +227,7 @@ static void double_free_lands_on_other_class(void **state)
 {
     (void)state;
     static replay r;
-    make_heap(&r, 4u << 20, 0);
-    uint32_t unit = lone_object(&r, 64);
-    pending_free second = free_begin(&r, unit);
-    core_heap_free_unit(&r.heap, unit, 1);
+    pending_free second = second_free_after_reclaim(&r);
     uint32_t *h = r.heap.words, c = clheap_class_for(h, 32);
     clheap_u64 got = 0;
     clheap_core_begin();
