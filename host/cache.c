@@ -385,8 +385,10 @@ clheap_status clheap_cache_create(cl_context context, cl_device_id device,
     }
     clRetainContext(context);
     c->context = context;
-    if (cfg.probe_queue) {
+    if (cfg.probe_queue) { /* retained as the heap retains its queue: the caller may release theirs */
         c->probe_queue = cfg.probe_queue;
+        clRetainCommandQueue(c->probe_queue);
+        c->owns_probe_queue = 1;
     } else {
         c->probe_queue = clCreateCommandQueue(context, device, 0, &err);
         if (err != CL_SUCCESS) {

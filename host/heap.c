@@ -3,6 +3,7 @@
 #include "clheap/heap.h"
 
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -134,6 +135,27 @@ clheap_status clheap_heap_build_options(const clheap_heap *heap, char *buf, size
     return status != CLHEAP_SUCCESS ? status : write_build_options(heap, buf, len);
 }
 
+/* The program's build log into log (log_len bytes with its NUL): its beginning when it is
+ * longer (OpenCL answers a short buffer with an error and no text at all). */
+static void copy_build_log(cl_program program, cl_device_id device, char *log, size_t log_len)
+{
+    if (!log || !log_len)
+        return;
+    log[0] = '\0';
+    size_t size = 0;
+    if (clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, NULL, &size) != CL_SUCCESS || !size)
+        return;
+    char *whole = size <= log_len ? log : malloc(size);
+    if (whole && clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, size, whole, NULL) == CL_SUCCESS &&
+        whole != log) {
+        memcpy(log, whole, log_len - 1);
+        log[log_len - 1] = '\0';
+    }
+    if (whole != log)
+        free(whole);
+    log[log_len - 1] = '\0';
+}
+
 /* Builds allocator source + sources with the heap's options + options. */
 static clheap_status build(clheap_heap *heap, size_t count, const char **sources, const char *options,
                            cl_program *out, char *log, size_t log_len)
@@ -163,10 +185,7 @@ static clheap_status build(clheap_heap *heap, size_t count, const char **sources
     err = clBuildProgram(program, 1, &heap->device, all_options, NULL, NULL);
     free(all_options);
     if (err == CL_BUILD_PROGRAM_FAILURE || err == CL_COMPILE_PROGRAM_FAILURE) {
-        if (log && log_len)
-            clGetProgramBuildInfo(program, heap->device, CL_PROGRAM_BUILD_LOG, log_len - 1, log, NULL);
-        if (log && log_len)
-            log[log_len - 1] = '\0';
+        copy_build_log(program, heap->device, log, log_len);
         clReleaseProgram(program);
         return CLHEAP_ERROR_BUILD_FAILED;
     }
@@ -258,7 +277,8 @@ clheap_status clheap_heap_set_kernel_arg(const clheap_heap *heap, cl_kernel kern
 /* Writes the header and enqueues the chunk initialisation: nothing is read back. */
 static clheap_status enqueue_initialisation(clheap_heap *heap)
 {
-    cl_int err = clEnqueueWriteBuffer(heap->queue, heap->buffer, CL_FALSE, 0,
+    /* Blocking: a create that fails after this frees the header the write reads. */
+    cl_int err = clEnqueueWriteBuffer(heap->queue, heap->buffer, CL_TRUE, 0,
                                       heap->layout.header_words * sizeof(uint32_t),
                                       heap->layout.header, 0, NULL, NULL);
     if (err != CL_SUCCESS || !heap->init_chunks)
@@ -338,6 +358,8 @@ clheap_status clheap_heap_create(cl_context context, cl_device_id device, cl_com
         return err;
     if (cfg.size_bytes > max_alloc)
         return CLHEAP_ERROR_SIZE_TOO_LARGE;
+    if (cfg.grow.factor != 0.0 && !(cfg.grow.factor > 1.0 && isfinite(cfg.grow.factor)))
+        return CLHEAP_ERROR_INVALID_ARGUMENT; /* 0 (never grows), or finite and above 1 */
 
     clheap_heap *heap = calloc(1, sizeof *heap);
     if (!heap)
@@ -458,7 +480,7 @@ static cl_int enqueue_growth(clheap_heap *heap, const clheap_growth *g, cl_mem l
     if (clheap_allocator_is_bitmap(heap->config.allocator))
         for (int r = 0; r < CLHEAP_GROWTH_RANGES && err == CL_SUCCESS; r++) {
             const uint32_t *range = clheap_growth_ranges[r];
-            err = clEnqueueWriteBuffer(heap->queue, larger, CL_FALSE, range[0] * sizeof(uint32_t),
+            err = clEnqueueWriteBuffer(heap->queue, larger, CL_TRUE, range[0] * sizeof(uint32_t), /* see below */
                                        (range[1] - range[0]) * sizeof(uint32_t), g->layout.header + range[0], 0,
                                        NULL, NULL);
         }
@@ -472,7 +494,7 @@ static cl_int enqueue_growth(clheap_heap *heap, const clheap_growth *g, cl_mem l
     if (err == CL_SUCCESS)
         err = clEnqueueNDRangeKernel(heap->queue, heap->grow, 1, NULL, &global, &local, 0, NULL, NULL);
     if (err == CL_SUCCESS)
-        err = clFinish(heap->queue); /* the write's host memory and the old buffer are not used after this */
+        err = clFinish(heap->queue); /* the old buffer is not used after this */
     return err;
 }
 
@@ -523,7 +545,7 @@ clheap_status clheap_heap_grow(clheap_heap *heap, uint64_t new_size_bytes)
 
 uint64_t clheap_heap_size(const clheap_heap *heap)
 {
-    return live(heap) == CLHEAP_SUCCESS ? heap->config.size_bytes : 0;
+    return live(heap) == CLHEAP_SUCCESS ? (uint64_t)heap->layout.total_units * CLHEAP_UNIT_BYTES : 0;
 }
 
 clheap_status clheap_heap_grow_if_needed(clheap_heap *heap, int *grew)

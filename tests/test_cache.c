@@ -453,6 +453,28 @@ static void *stress_body(void *arg)
     return NULL;
 }
 
+/* A probe queue the caller gives is retained (the caller may release theirs) and
+ * released at destroy. */
+static void probe_queue_is_retained(void **state)
+{
+    cache_test *t = *state;
+    cl_int err;
+    cl_command_queue mine = clCreateCommandQueue(t->cl.context, t->cl.device, 0, &err);
+    assert_int_equal(err, CL_SUCCESS);
+    clheap_cache_config config = clheap_cache_config_default();
+    config.probe_queue = mine;
+    remake_cache(t, &config);
+    cl_uint refs = 0;
+    clGetCommandQueueInfo(mine, CL_QUEUE_REFERENCE_COUNT, sizeof refs, &refs, NULL);
+    assert_int_equal(refs, 2);
+    free_ok(t->cache, alloc_ok(t->cache, 4 * KiB, "probed"));
+    assert_int_equal(clheap_cache_destroy(t->cache), CLHEAP_SUCCESS);
+    t->cache = NULL;
+    clGetCommandQueueInfo(mine, CL_QUEUE_REFERENCE_COUNT, sizeof refs, &refs, NULL);
+    assert_int_equal(refs, 1);
+    clReleaseCommandQueue(mine);
+}
+
 static void threads_balance_exactly(void **state)
 {
     cache_test *t = *state;
@@ -522,6 +544,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test(status_strings_are_distinct),
         cmocka_unit_test_setup_teardown(stats_json_is_complete, setup, teardown),
+        cmocka_unit_test_setup_teardown(probe_queue_is_retained, setup, teardown),
         cmocka_unit_test_setup_teardown(threads_balance_exactly, setup, teardown),
     };
     return cmocka_run_group_tests_name("cache", tests, NULL, NULL);

@@ -588,15 +588,35 @@ static void create_refuses_bad_configs(void **state)
     assert_int_equal(clheap_heap_create(t->cl.context, t->cl.device, t->cl.queue, &config, &heap),
                      CLHEAP_ERROR_SIZE_TOO_LARGE);
     config.size_bytes = 1 << 20;
+    config.grow.factor = 0.0 / 0.0; /* NaN: refused at creation, not cast later */
+    assert_int_equal(clheap_heap_create(t->cl.context, t->cl.device, t->cl.queue, &config, &heap),
+                     CLHEAP_ERROR_INVALID_ARGUMENT);
+    config.grow.factor = 1.0;
+    assert_int_equal(clheap_heap_create(t->cl.context, t->cl.device, t->cl.queue, &config, &heap),
+                     CLHEAP_ERROR_INVALID_ARGUMENT);
+    config.grow.factor = 0.0;
     config.allocator = (clheap_allocator)99;
     assert_int_equal(clheap_heap_create(t->cl.context, t->cl.device, t->cl.queue, &config, &heap),
                      CLHEAP_ERROR_INVALID_ARGUMENT);
-    /* The smallest heap works, and a destroyed one is refused, not touched. */
+    /* The smallest heap works (asked with a few bytes its layout cannot use), and a
+     * destroyed one is refused, not touched. */
     config.allocator = t->allocator;
+    config.size_bytes = (1 << 20) + 8;
     assert_int_equal(clheap_heap_create(t->cl.context, t->cl.device, t->cl.queue, &config, &heap),
                      CLHEAP_SUCCESS);
     char what[256];
     assert_int_equal(clheap_heap_check(heap, what, sizeof what), CLHEAP_SUCCESS);
+    /* The size is the buffer's, and a build log longer than the buffer comes back cut. */
+    size_t buffer_bytes = 0;
+    clGetMemObjectInfo(clheap_heap_buffer(heap), CL_MEM_SIZE, sizeof buffer_bytes, &buffer_bytes, NULL);
+    assert_int_equal(clheap_heap_size(heap), buffer_bytes);
+    const char *broken = "__kernel void k(void) { this does not compile; }\n";
+    char log[24];
+    cl_program program = NULL;
+    memset(log, 'x', sizeof log);
+    assert_int_equal(clheap_heap_build_program(heap, 1, &broken, NULL, &program, log, sizeof log),
+                     CLHEAP_ERROR_BUILD_FAILED);
+    assert_true(strlen(log) == sizeof log - 1);
     assert_int_equal(clheap_heap_destroy(heap), CLHEAP_SUCCESS);
     assert_int_equal(clheap_heap_check(heap, what, sizeof what), CLHEAP_ERROR_INVALID_HANDLE);
     assert_int_equal(clheap_heap_reset(heap), CLHEAP_ERROR_INVALID_HANDLE);

@@ -42,7 +42,7 @@ typedef enum clheap_presplit {
 /** Opt-in growth (clheap_heap_grow_if_needed): after a malloc on the device returned NULL,
  * the heap becomes `factor` times larger, up to max_bytes. factor 0 (the default): never. */
 typedef struct clheap_grow_policy {
-    double factor;      /**< > 1 */
+    double factor;      /**< 0, or finite and > 1 (create refuses others) */
     uint64_t max_bytes; /**< 0: CL_DEVICE_MAX_MEM_ALLOC_SIZE */
 } clheap_grow_policy;
 
@@ -181,7 +181,8 @@ clheap_status clheap_heap_read_errors(clheap_heap *heap, clheap_heap_errors *err
  * on the heap's queue; returns when the new buffer is complete. */
 clheap_status clheap_heap_grow(clheap_heap *heap, uint64_t new_size_bytes);
 
-/** The heap's size in bytes (as created or last grown). */
+/** The size of the heap's buffer in bytes (the size asked for at creation or by the last
+ * growth, rounded down to what its layout uses); 0 for a handle that is no live heap. */
 uint64_t clheap_heap_size(const clheap_heap *heap);
 
 /** The grow policy's step, after a kernel: if a device malloc returned NULL since the last
