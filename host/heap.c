@@ -219,6 +219,23 @@ static clheap_status read_image(clheap_heap *heap, size_t bytes, uint32_t **imag
     return err;
 }
 
+/* The header words the layout fixes (kind, pool bounds, frames, the bitmap region and
+ * block headers, and for the bitmap kinds the class tables and bitmap descriptors: the
+ * words clheap_growth_ranges names, which only the host writes) against the host's own
+ * copy of the layout, before anything walks, repairs or lists the image: a word a buggy
+ * kernel wrote over is a loop bound or an index there. */
+static clheap_status header_matches(const clheap_heap *heap, const uint32_t *image, char *what, size_t what_len)
+{
+    const uint32_t *mine = heap->layout.header;
+    int ranges = clheap_allocator_is_bitmap(heap->config.allocator) ? CLHEAP_GROWTH_RANGES : 1;
+    for (int r = 0; r < ranges; r++)
+        for (uint32_t w = r ? clheap_growth_ranges[r][0] : 0u; w < clheap_growth_ranges[r][1]; w++)
+            if (w < heap->layout.header_words && image[w] != mine[w])
+                return clheap_report_violation(what, what_len, "header word %u is %#x; the heap was laid out with %#x",
+                                               w, image[w], mine[w]);
+    return CLHEAP_SUCCESS;
+}
+
 /* The bitmap kinds' header, then their bitmaps and block headers (which follow the
  * pool), read into one image without the pool: the image's header names their units
  * there, `moved` units lower than in the heap. */
@@ -236,11 +253,12 @@ static clheap_status read_metadata(clheap_heap *heap, uint32_t **image, uint64_t
     if (err == CL_SUCCESS)
         err = clEnqueueReadBuffer(heap->queue, heap->buffer, CL_TRUE, (size_t)first * CLHEAP_UNIT_BYTES, meta_bytes,
                                   (char *)*image + header_bytes, 0, NULL, NULL);
-    if (err != CL_SUCCESS) {
+    clheap_status status = err != CL_SUCCESS ? err : header_matches(heap, *image, NULL, 0);
+    if (status != CLHEAP_SUCCESS) {
         clFinish(heap->queue); /* the first read may still be writing into the image */
         free(*image);
         *image = NULL;
-        return err;
+        return status;
     }
     uint32_t *w = *image;
     for (uint32_t b = 0; b < heap->layout.bitmap_count; b++)
@@ -587,6 +605,8 @@ static clheap_status read_and_walk(clheap_heap *heap, clheap_heap_stats *stats, 
     if (status == CLHEAP_SUCCESS)
         status = read_image(heap, (size_t)heap->layout.total_units * CLHEAP_UNIT_BYTES, &image);
     if (status == CLHEAP_SUCCESS)
+        status = header_matches(heap, image, what, what_len);
+    if (status == CLHEAP_SUCCESS)
         status = clheap_heap_walk(image, heap->layout.total_units, stats, what, what_len);
     free(image);
     return status;
@@ -616,7 +636,7 @@ clheap_status clheap_heap_repair(clheap_heap *heap, uint64_t *repaired)
     /* Only the bitmaps change. */
     uint32_t *image = NULL;
     uint64_t moved = 0;
-    status = read_metadata(heap, &image, &moved);
+    status = read_metadata(heap, &image, &moved); /* a heap whose header does not match is not repaired */
     if (status == CLHEAP_SUCCESS) {
         uint64_t units = heap->layout.total_units - moved;
         uint64_t fixed = clheap_heap_repair_image(image, units);

@@ -572,6 +572,60 @@ static void check_reports_corruption(void **state)
     assert_heap_ok(t);
 }
 
+static void write_word(heap_test *t, uint32_t word, uint32_t value)
+{
+    assert_int_equal(clEnqueueWriteBuffer(t->cl.queue, clheap_heap_buffer(t->heap), CL_TRUE, word * sizeof value,
+                                          sizeof value, &value, 0, NULL, NULL),
+                     CL_SUCCESS);
+}
+
+/* Issue 52.1: a header word the layout fixes, overwritten as a buggy kernel would, makes
+ * check, stats, repair and indices answer HEAP_CORRUPT, never walk with it as a bound;
+ * restored, the heap is sound again. Words 0 - 15 (kind, pool, frames, bitmap region)
+ * with 0, 1, all ones, 0x80000000, +-1 and a random value; for the bitmap kinds also
+ * every word of the class tables and bitmap descriptors the layout set, with 0 (each
+ * case reads the whole heap back, so the tables get one value). */
+static void header_corruption_is_refused(void **state)
+{
+    heap_test *t = *state;
+    enum { TABLE_END = CLHEAP_HDR_BITMAP_WORDS };
+    uint32_t header[TABLE_END];
+    assert_int_equal(clEnqueueReadBuffer(t->cl.queue, clheap_heap_buffer(t->heap), CL_TRUE, 0, sizeof header, header,
+                                         0, NULL, NULL),
+                     CL_SUCCESS);
+    int bitmap = !is_circular(t->allocator) && can_free(t->allocator) && t->allocator != CLHEAP_FREE_HEAP;
+    char what[256];
+    uint64_t fixed;
+    size_t count;
+    clheap_heap_stats stats;
+    uint32_t corruptions = 0, random = 0x9E3779B9u;
+    for (uint32_t w = 0; w < TABLE_END; w++) {
+        int fixed_word = w < CLHEAP_HDR_ERR_FIRST || (bitmap && w >= CLHEAP_HDR_CLASS_BYTES && header[w]);
+        if (!fixed_word)
+            continue;
+        uint32_t values[7] = {0, ~0u, header[w] + 1u, 1, 0x80000000u, header[w] - 1u, random ^ w};
+        for (int k = 0; k < (w < CLHEAP_HDR_ERR_FIRST ? 7 : 1); k++) {
+            if (values[k] == header[w])
+                continue;
+            write_word(t, w, values[k]);
+            what[0] = '\0';
+            assert_int_equal(clheap_heap_check(t->heap, what, sizeof what), CLHEAP_ERROR_HEAP_CORRUPT);
+            assert_non_null(strstr(what, "header word"));
+            if (w < CLHEAP_HDR_ERR_FIRST) {
+                assert_int_equal(clheap_heap_calculate_stats(t->heap, &stats), CLHEAP_ERROR_HEAP_CORRUPT);
+                if (bitmap) {
+                    assert_int_equal(clheap_heap_repair(t->heap, &fixed), CLHEAP_ERROR_HEAP_CORRUPT);
+                    assert_int_equal(clheap_heap_indices(t->heap, 0, NULL, 0, &count), CLHEAP_ERROR_HEAP_CORRUPT);
+                }
+            }
+            corruptions++;
+        }
+        write_word(t, w, header[w]);
+    }
+    assert_heap_sound(t->heap, "restored");
+    print_message("%s: %u header corruptions refused\n", clheap_allocator_name(t->allocator), corruptions);
+}
+
 static void create_refuses_bad_configs(void **state)
 {
     heap_test *t = *state;
@@ -644,6 +698,7 @@ static void create_refuses_bad_configs(void **state)
 
 static const struct CMUnitTest heap_tests[] = {
     cmocka_unit_test_setup(check_reports_corruption, reset_heap),
+    cmocka_unit_test_setup(header_corruption_is_refused, reset_heap),
     cmocka_unit_test_setup(create_refuses_bad_configs, reset_heap),
     cmocka_unit_test_setup(random_rounds_never_overlap, reset_heap),
     cmocka_unit_test_setup(fill_until_null_then_refill, reset_heap),
