@@ -640,6 +640,13 @@ static CLHEAP_INLINE clheap_u32 clheap_object_block(CLHEAP_GLOBAL clheap_heap *h
     return owner;
 }
 
+/* The start of frame `frame` of the pool. */
+static CLHEAP_INLINE CLHEAP_GLOBAL void *clheap_frame_pointer(CLHEAP_GLOBAL clheap_heap *heap, clheap_u32 frame)
+{
+    CLHEAP_GLOBAL clheap_u32 *h = clheap_words(heap);
+    return clheap_pointer(heap, h[CLHEAP_HDR_POOL_START] + frame * h[CLHEAP_HDR_FRAME_UNITS]);
+}
+
 /* The block base and slot index of an object (for CLHEAP_SOA_FIELD). An object that is
  * no slot of a block (a TierAlloc large allocation or piece, or a pointer outside the
  * pool) is its own base, slot 0. */
@@ -649,7 +656,7 @@ static CLHEAP_INLINE CLHEAP_GLOBAL void *clheap_block_base(CLHEAP_GLOBAL clheap_
     clheap_u32 cls = 0u, owner = clheap_object_block(heap, obj, &cls);
     if (owner == CLHEAP_BM_FAIL || cls == 0u || cls > h[CLHEAP_HDR_CLASS_COUNT])
         return obj;
-    return clheap_pointer(heap, h[CLHEAP_HDR_POOL_START] + owner * h[CLHEAP_HDR_FRAME_UNITS]);
+    return clheap_frame_pointer(heap, owner);
 }
 static CLHEAP_INLINE clheap_u32 clheap_slot_index(CLHEAP_GLOBAL clheap_heap *heap, CLHEAP_GLOBAL void *obj)
 {
@@ -657,7 +664,7 @@ static CLHEAP_INLINE clheap_u32 clheap_slot_index(CLHEAP_GLOBAL clheap_heap *hea
     clheap_u32 cls = 0u, owner = clheap_object_block(heap, obj, &cls);
     if (owner == CLHEAP_BM_FAIL || cls == 0u || cls > h[CLHEAP_HDR_CLASS_COUNT])
         return 0u;
-    CLHEAP_GLOBAL unsigned char *base = (CLHEAP_GLOBAL unsigned char *)clheap_block_base(heap, obj);
+    CLHEAP_GLOBAL unsigned char *base = (CLHEAP_GLOBAL unsigned char *)clheap_frame_pointer(heap, owner);
     return (clheap_u32)(((CLHEAP_GLOBAL unsigned char *)obj - base) / h[CLHEAP_HDR_CLASS_BYTES + cls - 1u]);
 }
 #endif

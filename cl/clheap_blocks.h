@@ -389,8 +389,8 @@ static CLHEAP_INLINE void clheap_block_after_free(CLHEAP_GLOBAL clheap_u32 *h, c
         return;
     }
     /* The stripe's mark flag is loaded with U's stripes (the same lines), and set only if
-     * clear: a store by every marking free to lines every free reads made the frees of
-     * 2^14 work-items up to 1.4x slower (H100 run 50 E). */
+     * clear: a store by every marking free to lines every free reads slowed the frees of
+     * small launches. */
     clheap_u32 flagged = clheap_load32(clheap_block_mark_flag(h, frame));
     if (!clheap_tier_defers(h)) {
         clheap_block_after_release(h, frame, c, old, bits);

@@ -111,7 +111,7 @@
  * every run a hint installs and cleared before every run is closed
  * (clheap_tier_close_all). Why: each request of a launch that asks for more than the
  * pool did both before its NULL, a scan of the whole unsettled bitmap and a load of
- * every hint, and such a launch took up to 90x the time per request of one that fits. */
+ * every hint, so its NULLs cost many times what its successes did. */
 #define CLHEAP_PAGES_MARKED_WORD 1u
 #define CLHEAP_HDR_RUNS_OPEN (CLHEAP_HDR_PAGES_USED + 2)
 #define CLHEAP_HDR_PAGES_USED ((CLHEAP_HDR_BITMAP_WORDS + 31) & ~31)
@@ -122,8 +122,8 @@
  *   words 2-3 allocation bitmap (1 = slot taken; slots past the capacity and every slot
  *   of a free frame are 1, so nothing can be reserved there), words 4-5 iteration
  *   bitmap (parallel_do's snapshot), word 6 the block's incarnation on its first frame
- *   (cl/clheap_blocks.h: bumped whenever a block there opens or is reclaimed, so a free
- *   that raced a reclaim sees that its AND hit another block; any start value). */
+ *   (cl/clheap_blocks.h: bumped whenever a block there is reclaimed, so a free that
+ *   raced the reclaim sees that its block is gone; any start value). */
 #define CLHEAP_BLOCK_HEADER_UNITS 2u
 #define CLHEAP_BLOCK_WORD_CLASS 0
 #define CLHEAP_BLOCK_WORD_OWNER 1

@@ -349,7 +349,7 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_used(CLHEAP_GLOBAL clheap_u32 *h)
 /* Whether the page tier has m free frames at all (frames - U >= m, P5): a take of more
  * cannot succeed, so the ways that scan the pool are not tried. Why: in a launch that
  * asks for more than the pool, each request that would fail scanned every segment several
- * times before its NULL (8 GiB pool, 2^18 x 1 MiB at 97% NULL: 728 ns a request). */
+ * times before its NULL. */
 static CLHEAP_INLINE int clheap_pages_have(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 m)
 {
     return h[CLHEAP_HDR_FRAME_COUNT] - clheap_pages_used(h) >= m;
@@ -793,9 +793,9 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_region(CLHEAP_GLOBAL clheap_u3
  * half first looks, first fit, at `looks` containers of segments from the one holding
  * it. Why the low half: a hint's runs follow each other (cl/clheap_tier.h), and runs
  * that walked on to the high end would leave large requests there no whole piece. */
-static CLHEAP_INLINE clheap_u32 clheap_pages_take_placed(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frames,
-                                                         clheap_u32 seed, int small, clheap_u32 near,
-                                                         clheap_u32 looks)
+static CLHEAP_INLINE clheap_u32 clheap_pages_take_uncounted(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frames,
+                                                            clheap_u32 seed, int small, clheap_u32 near,
+                                                            clheap_u32 looks)
 {
     if (frames <= CLHEAP_PAGES_SEGMENT)
         return clheap_pages_take_frames(h, frames, seed, small);
@@ -863,7 +863,7 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_placed(CLHEAP_GLOBAL clheap_u3
 /* The first stretch of m free frames in address order, across segment boundaries: whole
  * segments (W) and the free frames of broken ones (F) alike; FAIL if none. One pass over
  * W's level 0 and the F containers of the segments not whole.
- * Why: the placed ways (above) score runs with a whole free segment, look inside one F
+ * Why: clheap_pages_take_uncounted's ways score runs with a whole free segment, look inside one F
  * container, or at a frontier; a stretch such as [64s + 24, 64s + 104) with the rest of
  * the pool taken was found by none of them, and malloc of 80 frames returned NULL. */
 static CLHEAP_INLINE clheap_u32 clheap_pages_find_stretch(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 m)
@@ -899,15 +899,6 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_find_stretch(CLHEAP_GLOBAL clheap_u
 #define CLHEAP_PAGES_STRETCH_TRIES 2 /* scans for a stretch (a concurrent take may claim part of one) */
 #endif
 
-/* Takes `frames` contiguous frames (see clheap_pages_take_placed); a large request not
- * while the pool has fewer free frames. */
-static CLHEAP_INLINE clheap_u32 clheap_pages_take_uncounted(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frames,
-                                                            clheap_u32 seed, int small, clheap_u32 near,
-                                                            clheap_u32 looks)
-{
-    return clheap_pages_take_placed(h, frames, seed, small, near, looks);
-}
-
 /* The same, counted in CLHEAP_HDR_PAGES_USED (U). */
 static CLHEAP_INLINE clheap_u32 clheap_pages_take_near(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frames, clheap_u32 seed,
                                                        int small, clheap_u32 near, clheap_u32 looks)
@@ -924,12 +915,12 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take(CLHEAP_GLOBAL clheap_u32 *h, c
     return clheap_pages_take_near(h, frames, seed, small, CLHEAP_BM_FAIL, 0u);
 }
 
-/* The last way of a large request (cl/clheap_tier.h: after its placed takes failed and
+/* The last way of a large request (cl/clheap_tier.h: after its other takes failed and
  * everything was settled), while the pool has that many free frames: the first stretch
  * long enough (clheap_pages_find_stretch), counted in U. So a large request fails only
  * where no such stretch is free (or concurrent takes claimed the ones it found). Why
- * only last: a pass over the whole pool by each request whose placed take lost a race
- * made a launch that fits (H100, 2^16 x 64 KiB on 8 GiB) 18x slower. */
+ * only last: a pass over the whole pool by each request whose first take lost a race
+ * made launches that fit many times slower. */
 static CLHEAP_INLINE CLHEAP_COLD clheap_u32 clheap_pages_take_stretch(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frames)
 {
     clheap_u32 first = CLHEAP_BM_FAIL;

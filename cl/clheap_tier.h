@@ -298,9 +298,9 @@ static CLHEAP_INLINE void clheap_tier_close_hint(CLHEAP_GLOBAL clheap_u32 *h, cl
  * memory held for hints, given back before a malloc reports the heap full. */
 static CLHEAP_INLINE void clheap_tier_close_runs(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c)
 {
-    if (c == CLHEAP_MAX_CLASSES)
-        clheap_store32(h + CLHEAP_HDR_RUNS_OPEN, 0u); /* before the loads: a run installed after sets it again */
     int all = c == CLHEAP_MAX_CLASSES;
+    if (all)
+        clheap_store32(h + CLHEAP_HDR_RUNS_OPEN, 0u); /* before the loads: a run installed after sets it again */
     clheap_u32 end = all ? h[CLHEAP_HDR_CLASS_COUNT] : c + 1u;
     for (clheap_u32 k = all ? 0u : c; k < end; k++)
         for (clheap_u32 s = 0; s < h[CLHEAP_HDR_CLASS_HINTS + k]; s++)
@@ -426,7 +426,7 @@ static CLHEAP_INLINE CLHEAP_COLD void clheap_tier_settle_marked(CLHEAP_GLOBAL cl
 {
     int any = 0;
     for (clheap_u32 i = 0; i < CLHEAP_PAGES_USED_STRIPES; i++) {
-        CLHEAP_GLOBAL clheap_u32 *flag = h + CLHEAP_HDR_PAGES_USED + i * CLHEAP_PAGES_USED_STRIDE + CLHEAP_PAGES_MARKED_WORD;
+        CLHEAP_GLOBAL clheap_u32 *flag = clheap_block_mark_flag(h, i * CLHEAP_PAGES_SEGMENT); /* stripe i's */
         if (clheap_load32(flag)) {
             clheap_store32(flag, 0u);
             any = 1;
