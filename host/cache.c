@@ -45,7 +45,6 @@ struct clheap_cache {
     pthread_mutex_t lock;
     cl_context context;
     cl_command_queue probe_queue;
-    int owns_probe_queue;
     clheap_cache_config config;
     clheap_cache_driver driver;
     uint64_t max_buffer_size;
@@ -334,7 +333,7 @@ static void free_bookkeeping(clheap_cache *c)
     free(c->tag_slots);
     free(c->index);
     free(c->cached);
-    if (c->owns_probe_queue && c->probe_queue)
+    if (c->probe_queue) /* ours, or the caller's that we retained */
         clReleaseCommandQueue(c->probe_queue);
     if (c->context)
         clReleaseContext(c->context);
@@ -388,7 +387,6 @@ clheap_status clheap_cache_create(cl_context context, cl_device_id device,
     if (cfg.probe_queue) { /* retained as the heap retains its queue: the caller may release theirs */
         c->probe_queue = cfg.probe_queue;
         clRetainCommandQueue(c->probe_queue);
-        c->owns_probe_queue = 1;
     } else {
         c->probe_queue = clCreateCommandQueue(context, device, 0, &err);
         if (err != CL_SUCCESS) {
@@ -396,7 +394,6 @@ clheap_status clheap_cache_create(cl_context context, cl_device_id device,
             free_bookkeeping(c);
             return err;
         }
-        c->owns_probe_queue = 1;
     }
     clheap_status status = clheap_registry_add(c, CLHEAP_HANDLE_CACHE);
     if (status != CLHEAP_SUCCESS) {

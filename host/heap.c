@@ -2,8 +2,8 @@
  * initialisation on the device, reads heaps back to check them. */
 #include "clheap/heap.h"
 
-#include <stdio.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -147,10 +147,8 @@ static void copy_build_log(cl_program program, cl_device_id device, char *log, s
         return;
     char *whole = size <= log_len ? log : malloc(size);
     if (whole && clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, size, whole, NULL) == CL_SUCCESS &&
-        whole != log) {
+        whole != log)
         memcpy(log, whole, log_len - 1);
-        log[log_len - 1] = '\0';
-    }
     if (whole != log)
         free(whole);
     log[log_len - 1] = '\0';
@@ -498,7 +496,8 @@ static cl_int enqueue_growth(clheap_heap *heap, const clheap_growth *g, cl_mem l
     if (clheap_allocator_is_bitmap(heap->config.allocator))
         for (int r = 0; r < CLHEAP_GROWTH_RANGES && err == CL_SUCCESS; r++) {
             const uint32_t *range = clheap_growth_ranges[r];
-            err = clEnqueueWriteBuffer(heap->queue, larger, CL_TRUE, range[0] * sizeof(uint32_t), /* see below */
+            /* Blocking: a growth that fails after this frees the layout the write reads. */
+            err = clEnqueueWriteBuffer(heap->queue, larger, CL_TRUE, range[0] * sizeof(uint32_t),
                                        (range[1] - range[0]) * sizeof(uint32_t), g->layout.header + range[0], 0,
                                        NULL, NULL);
         }
