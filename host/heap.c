@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "heap_image.h"
 #include "heap_layout.h"
 #include "heap_walk.h"
 #include "registry.h"
@@ -217,23 +218,6 @@ static clheap_status read_image(clheap_heap *heap, size_t bytes, uint32_t **imag
     return err;
 }
 
-/* The header words the layout fixes (kind, pool bounds, frames, the bitmap region and
- * block headers, and for the bitmap kinds the class tables and bitmap descriptors: the
- * words clheap_growth_ranges names, which only the host writes) against the host's own
- * copy of the layout, before anything walks, repairs or lists the image: a word a buggy
- * kernel wrote over is a loop bound or an index there. */
-static clheap_status header_matches(const clheap_heap *heap, const uint32_t *image, char *what, size_t what_len)
-{
-    const uint32_t *mine = heap->layout.header;
-    int ranges = clheap_allocator_is_bitmap(heap->config.allocator) ? CLHEAP_GROWTH_RANGES : 1;
-    for (int r = 0; r < ranges; r++)
-        for (uint32_t w = r ? clheap_growth_ranges[r][0] : 0u; w < clheap_growth_ranges[r][1]; w++)
-            if (w < heap->layout.header_words && image[w] != mine[w])
-                return clheap_report_violation(what, what_len, "header word %u is %#x; the heap was laid out with %#x",
-                                               w, image[w], mine[w]);
-    return CLHEAP_SUCCESS;
-}
-
 /* The bitmap kinds' header, then their bitmaps and block headers (which follow the
  * pool), read into one image without the pool: the image's header names their units
  * there, `moved` units lower than in the heap. */
@@ -251,7 +235,7 @@ static clheap_status read_metadata(clheap_heap *heap, uint32_t **image, uint64_t
     if (err == CL_SUCCESS)
         err = clEnqueueReadBuffer(heap->queue, heap->buffer, CL_TRUE, (size_t)first * CLHEAP_UNIT_BYTES, meta_bytes,
                                   (char *)*image + header_bytes, 0, NULL, NULL);
-    clheap_status status = err != CL_SUCCESS ? err : header_matches(heap, *image, NULL, 0);
+    clheap_status status = err != CL_SUCCESS ? err : clheap_image_header_matches(&heap->layout, *image, NULL, 0);
     if (status != CLHEAP_SUCCESS) {
         clFinish(heap->queue); /* the first read may still be writing into the image */
         free(*image);
@@ -604,7 +588,7 @@ static clheap_status read_and_walk(clheap_heap *heap, clheap_heap_stats *stats, 
     if (status == CLHEAP_SUCCESS)
         status = read_image(heap, (size_t)heap->layout.total_units * CLHEAP_UNIT_BYTES, &image);
     if (status == CLHEAP_SUCCESS)
-        status = header_matches(heap, image, what, what_len);
+        status = clheap_image_header_matches(&heap->layout, image, what, what_len);
     if (status == CLHEAP_SUCCESS)
         status = clheap_heap_walk(image, heap->layout.total_units, stats, what, what_len);
     free(image);
@@ -638,11 +622,12 @@ clheap_status clheap_heap_repair(clheap_heap *heap, uint64_t *repaired)
     status = read_metadata(heap, &image, &moved); /* a heap whose header does not match is not repaired */
     if (status == CLHEAP_SUCCESS) {
         uint64_t units = heap->layout.total_units - moved;
-        uint64_t fixed = clheap_heap_repair_image(image, units);
+        uint64_t fixed = 0;
+        status = clheap_heap_repair_image(image, units, moved, &fixed);
         if (repaired)
             *repaired = fixed;
         size_t begin = (size_t)image[CLHEAP_HDR_BITMAP_FIRST] * CLHEAP_UNIT_BYTES;
-        if (fixed)
+        if (status == CLHEAP_SUCCESS && fixed)
             status = clEnqueueWriteBuffer(heap->queue, heap->buffer, CL_TRUE, begin + (size_t)moved * CLHEAP_UNIT_BYTES,
                                           (size_t)(units * CLHEAP_UNIT_BYTES - begin), (char *)image + begin, 0, NULL,
                                           NULL);
@@ -669,7 +654,9 @@ clheap_status clheap_heap_indices(clheap_heap *heap, uint32_t class_index, uint3
     status = read_metadata(heap, &image, &moved);
     if (status == CLHEAP_SUCCESS) {
         uint32_t desc = a == CLHEAP_BITMAP_ALLOC ? CLHEAP_BM_FREE : CLHEAP_BM_ALLOCATED(class_index);
-        *count = (size_t)clheap_bitmap_indices(image, desc, out, cap, NULL);
+        uint64_t found = 0;
+        status = clheap_bitmap_indices(image, heap->layout.total_units - moved, moved, desc, out, cap, &found, NULL);
+        *count = (size_t)found;
     }
     free(image);
     return status;

@@ -241,10 +241,15 @@ static uint64_t class_slots(const uint32_t *w, uint32_t c)
     return capacity == 64 ? ~0ull : ((1ull << capacity) - 1);
 }
 
-/* TierAlloc's whole free segments' bitmap (cl/clheap_pages.h). */
+/* TierAlloc's whole free segments' bitmap (cl/clheap_pages.h), its descriptor and index. */
 static uint32_t segments_desc(const uint32_t *w)
 {
     return CLHEAP_BM_SEGMENTS(w[CLHEAP_HDR_CLASS_COUNT]);
+}
+
+static uint32_t segments_desc_index(const uint32_t *w)
+{
+    return (clheap_allocator)w[CLHEAP_HDR_KIND] == CLHEAP_TIER_ALLOC ? 1 + 2 * w[CLHEAP_HDR_CLASS_COUNT] : UINT32_MAX;
 }
 
 /* TierAlloc: marks the frames of every whole free segment and every free frame of a
@@ -457,23 +462,60 @@ static uint64_t largest_free_run(const uint8_t *free_map, uint32_t frames, uint6
     return best * frame_bytes;
 }
 
-/* The pool holds exactly its items; bitmaps (every level of each) and block headers lie
- * after it, inside the heap, without overlapping (host/heap_layout.c). */
-static clheap_status check_bitmap_layout(const uint32_t *w, uint64_t unit_count, char *what, size_t len)
+/* Bits bitmap b must have: a frame (slot) each, TierAlloc's segments one per segment. */
+static uint64_t bitmap_bits_wanted(const uint32_t *w, uint32_t b)
+{
+    clheap_allocator a = (clheap_allocator)w[CLHEAP_HDR_KIND];
+    if (!clheap_allocator_has_blocks(a))
+        return (uint64_t)(w[CLHEAP_HDR_POOL_END] - w[CLHEAP_HDR_POOL_START]) / w[CLHEAP_HDR_SLOT_UNITS];
+    uint32_t frames = w[CLHEAP_HDR_FRAME_COUNT];
+    return b == segments_desc_index(w) ? frames >> w[CLHEAP_HDR_SEGMENT_ORDER] : frames;
+}
+
+/* The class tables: at most CLHEAP_MAX_CLASSES classes of 1 - 64 slots in 1 - 64 frames
+ * (the host's loops and shifts take them as bounds). */
+static clheap_status check_classes(const uint32_t *w, char *what, size_t len)
+{
+    uint32_t classes = w[CLHEAP_HDR_CLASS_COUNT];
+    if (classes == 0 || classes > CLHEAP_MAX_CLASSES)
+        return clheap_report_violation(what, len, "%u size classes", classes);
+    for (uint32_t c = 0; c < classes; c++) {
+        uint32_t capacity = w[CLHEAP_HDR_CLASS_CAPACITY + c], frames = w[CLHEAP_HDR_CLASS_FRAMES + c];
+        if (capacity == 0 || capacity > 64 || frames == 0 || frames > 64)
+            return clheap_report_violation(what, len, "class %u has %u slots in %u frames", c, capacity, frames);
+    }
+    return CLHEAP_SUCCESS;
+}
+
+/* The pool holds exactly its items; bitmaps (every level of each, each of the bits its
+ * items need) and block headers lie after it, inside the heap, without overlapping
+ * (host/heap_layout.c). What every walk, repair and listing takes as bounds. moved: the
+ * image leaves the pool out and holds the rest that many units lower (clheap_heap_repair). */
+static clheap_status check_bitmap_layout(const uint32_t *w, uint64_t unit_count, uint64_t moved, char *what,
+                                         size_t len)
 {
     clheap_allocator a = (clheap_allocator)w[CLHEAP_HDR_KIND];
     int blocks = clheap_allocator_has_blocks(a);
+    if (blocks) {
+        clheap_status status = check_classes(w, what, len);
+        if (status != CLHEAP_SUCCESS)
+            return status;
+        if (a == CLHEAP_TIER_ALLOC && w[CLHEAP_HDR_SEGMENT_ORDER] != 6)
+            return clheap_report_violation(what, len, "segment order %u", w[CLHEAP_HDR_SEGMENT_ORDER]);
+    } else if (w[CLHEAP_HDR_SLOT_UNITS] == 0) {
+        return clheap_report_violation(what, len, "slots of 0 units");
+    }
     uint64_t first = w[CLHEAP_HDR_POOL_START], end = w[CLHEAP_HDR_POOL_END];
     uint64_t items = blocks ? w[CLHEAP_HDR_FRAME_COUNT] : w[CLHEAP_BM_FREE + CLHEAP_BM_BITS];
     uint64_t item_units = blocks ? w[CLHEAP_HDR_FRAME_UNITS] : w[CLHEAP_HDR_SLOT_UNITS];
-    if (items * item_units != end - first)
+    if (first >= end || items * item_units != end - first)
         return clheap_report_violation(what, len, "pool [%llu, %llu) does not hold its %llu items of %llu units",
                                        (unsigned long long)first, (unsigned long long)end, (unsigned long long)items,
                                        (unsigned long long)item_units);
     uint64_t bm_first = w[CLHEAP_HDR_BITMAP_FIRST], bm_end = bm_first + w[CLHEAP_HDR_BITMAP_UNITS];
     uint64_t hd_first = blocks ? w[CLHEAP_HDR_BLOCK_HEADERS] : bm_end;
     uint64_t hd_end = hd_first + (blocks ? items * CLHEAP_BLOCK_HEADER_UNITS : 0);
-    if (bm_first < end || hd_first < bm_end || hd_end > unit_count)
+    if (bm_first + moved < end || hd_first < bm_end || hd_end > unit_count)
         return clheap_report_violation(what, len, "bitmaps [%llu, %llu) and block headers [%llu, %llu) are not between "
                                        "the pool's end %llu and the heap's %llu",
                                        (unsigned long long)bm_first, (unsigned long long)bm_end,
@@ -482,14 +524,15 @@ static clheap_status check_bitmap_layout(const uint32_t *w, uint64_t unit_count,
     for (uint32_t b = 0; b < bitmap_count(w); b++) { /* each level starts where the one below ends */
         uint32_t desc = CLHEAP_BM_DESC(b), levels = w[desc + CLHEAP_BM_LEVELS];
         uint64_t containers = 0, unit = w[desc + CLHEAP_BM_UNIT];
-        int bad = levels == 0 || levels > CLHEAP_BM_MAX_LEVELS;
+        int bad = levels == 0 || levels > CLHEAP_BM_MAX_LEVELS || w[desc + CLHEAP_BM_BITS] != bitmap_bits_wanted(w, b);
         for (uint32_t l = 0; !bad && l < levels; l++) {
             bad = w[desc + CLHEAP_BM_LEVEL0 + l] != containers;
             containers += (bm_count_at(w, desc, l) + 63) / 64;
         }
         if (bad || unit < bm_first || unit * 2 + containers > bm_end * 2) /* 2 containers per unit */
-            return clheap_report_violation(what, len, "bitmap %u (unit %llu, %u levels) is not inside the bitmaps", b,
-                                           (unsigned long long)unit, levels);
+            return clheap_report_violation(what, len, "bitmap %u (unit %llu, %u levels, %u bits) is not inside the "
+                                           "bitmaps or not of its items", b, (unsigned long long)unit, levels,
+                                           w[desc + CLHEAP_BM_BITS]);
     }
     return CLHEAP_SUCCESS;
 }
@@ -499,9 +542,7 @@ static clheap_status walk_bitmap_kind(const uint32_t *w, uint64_t unit_count, cl
 {
     clheap_allocator a = (clheap_allocator)w[CLHEAP_HDR_KIND];
     uint32_t count = bitmap_count(w);
-    if (count > 1 + 2 * CLHEAP_MAX_CLASSES + CLHEAP_PAGE_BITMAPS)
-        return clheap_report_violation(what, len, "%u bitmaps do not fit the header", count);
-    clheap_status layout_status = check_bitmap_layout(w, unit_count, what, len);
+    clheap_status layout_status = check_bitmap_layout(w, unit_count, 0, what, len);
     if (layout_status != CLHEAP_SUCCESS)
         return layout_status;
     for (uint32_t b = 0; b < count; b++) {
@@ -563,14 +604,18 @@ static uint64_t bm_rebuild_upper(uint32_t *w, uint32_t desc)
     return changed;
 }
 
+/* Bits past a level's end (a corrupted upper level) are skipped, not followed. */
 static uint64_t indices_below(const uint32_t *w, uint32_t desc, uint32_t level, uint64_t index,
                               uint32_t *out, uint64_t cap, uint64_t found, uint64_t *read)
 {
     uint64_t v = bm_level(w, desc, level)[index];
+    uint64_t below = level ? (bm_count_at(w, desc, level - 1) + 63) / 64 : bm_count_at(w, desc, 0);
     if (level == 0)
         *read += 1;
     for (; v; v &= v - 1) {
         uint64_t pos = index * 64 + (uint64_t)__builtin_ctzll(v);
+        if (pos >= below)
+            break;
         if (level == 0) {
             if (found < cap)
                 out[found] = (uint32_t)pos;
@@ -582,25 +627,32 @@ static uint64_t indices_below(const uint32_t *w, uint32_t desc, uint32_t level, 
     return found;
 }
 
-uint64_t clheap_bitmap_indices(const uint32_t *w, uint32_t desc, uint32_t *out, uint64_t cap,
-                               uint64_t *containers_read)
+clheap_status clheap_bitmap_indices(const uint32_t *w, uint64_t unit_count, uint64_t moved, uint32_t desc,
+                                    uint32_t *out, uint64_t cap, uint64_t *count, uint64_t *containers_read)
 {
+    clheap_status status = check_bitmap_layout(w, unit_count, moved, NULL, 0);
+    if (status != CLHEAP_SUCCESS)
+        return status;
     uint64_t read = 0, found = 0;
     uint32_t top = w[desc + CLHEAP_BM_LEVELS] - 1;
     uint64_t containers = (bm_count_at(w, desc, top) + 63) / 64; /* 1, or level 0's of a flat bitmap */
     for (uint64_t i = 0; i < containers; i++)
         found = indices_below(w, desc, top, i, out, cap, found, &read);
+    *count = found;
     if (containers_read)
         *containers_read = read;
-    return found;
+    return CLHEAP_SUCCESS;
 }
 
-uint64_t clheap_heap_repair_image(uint32_t *w, uint64_t unit_count)
+clheap_status clheap_heap_repair_image(uint32_t *w, uint64_t unit_count, uint64_t moved, uint64_t *repaired)
 {
-    (void)unit_count;
+    *repaired = 0;
     clheap_allocator a = (clheap_allocator)w[CLHEAP_HDR_KIND];
     if (!clheap_allocator_is_bitmap(a))
-        return 0;
+        return CLHEAP_SUCCESS;
+    clheap_status status = check_bitmap_layout(w, unit_count, moved, NULL, 0);
+    if (status != CLHEAP_SUCCESS)
+        return status;
     uint64_t changed = 0;
     if (a == CLHEAP_TIER_ALLOC) { /* move completed segments whose move lost a race (P2) */
         uint64_t *broken = (uint64_t *)bm_level(w, CLHEAP_BM_FREE, 0);
@@ -632,7 +684,8 @@ uint64_t clheap_heap_repair_image(uint32_t *w, uint64_t unit_count)
     uint32_t count = bitmap_count(w);
     for (uint32_t b = 0; b < count; b++)
         changed += bm_rebuild_upper(w, CLHEAP_BM_DESC(b));
-    return changed;
+    *repaired = changed;
+    return CLHEAP_SUCCESS;
 }
 
 clheap_status clheap_heap_walk(const uint32_t *w, uint64_t unit_count, clheap_heap_stats *stats,

@@ -1,4 +1,5 @@
 #include "core_heap.h"
+#include "heap_image.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -206,7 +207,12 @@ void core_heap_trim(core_heap *heap)
     }
 }
 
+/* As clheap_heap_check: the fixed header words first, so every core test also checks
+ * that the core writes only the words host/heap_image.c lists as dynamic. */
 clheap_status core_heap_walk(core_heap *heap, clheap_heap_stats *stats, char *what, size_t len)
 {
+    clheap_status status = clheap_image_header_matches(&heap->layout, heap->words, what, len);
+    if (status != CLHEAP_SUCCESS)
+        return status;
     return clheap_heap_walk(heap->words, heap->layout.total_units, stats, what, len);
 }
