@@ -408,7 +408,7 @@ clheap_status clheap_cache_destroy(clheap_cache *c)
 {
     if (!c)
         return CLHEAP_SUCCESS;
-    if (!clheap_registry_take(c, CLHEAP_HANDLE_CACHE)) /* of two racing destroys, one */
+    if (!clheap_registry_take(c, CLHEAP_HANDLE_CACHE)) /* waits for calls inside; of two racing destroys, one */
         return CLHEAP_ERROR_INVALID_HANDLE;
     uint64_t live_blocks = c->stats.live_blocks;
     for (size_t i = 0; i < c->index_capacity; i++)
@@ -418,15 +418,21 @@ clheap_status clheap_cache_destroy(clheap_cache *c)
     return live_blocks ? CLHEAP_ERROR_BLOCKS_STILL_LIVE : CLHEAP_SUCCESS;
 }
 
-/* Locks the cache if the handle is live. */
+/* If the handle is live: enters it (a destroy waits until leave) and locks the cache. */
 static clheap_status enter(clheap_cache *c)
 {
     if (!c)
         return CLHEAP_ERROR_INVALID_ARGUMENT;
-    if (!clheap_registry_contains(c, CLHEAP_HANDLE_CACHE))
+    if (!clheap_registry_enter(c, CLHEAP_HANDLE_CACHE))
         return CLHEAP_ERROR_INVALID_HANDLE;
     pthread_mutex_lock(&c->lock);
     return CLHEAP_SUCCESS;
+}
+
+static void leave(clheap_cache *c)
+{
+    pthread_mutex_unlock(&c->lock);
+    clheap_registry_leave(c);
 }
 
 /* ---- alloc / free --------------------------------------------------------------- */
@@ -551,7 +557,7 @@ account:
     if (c->stats.live_bytes > c->stats.peak_live_bytes)
         c->stats.peak_live_bytes = c->stats.live_bytes;
 out:
-    pthread_mutex_unlock(&c->lock);
+    leave(c);
     return status;
 }
 
@@ -592,7 +598,7 @@ clheap_status clheap_cache_free(clheap_cache *c, cl_mem buffer)
         while (c->stats.cached_bytes > cap)
             release_oldest_cached(c);
 out:
-    pthread_mutex_unlock(&c->lock);
+    leave(c);
     return status;
 }
 
@@ -610,7 +616,7 @@ clheap_status clheap_cache_buffer_size(clheap_cache *c, cl_mem buffer, size_t *s
         status = CLHEAP_ERROR_DOUBLE_FREE;
     else
         *size = (size_t)entry->size;
-    pthread_mutex_unlock(&c->lock);
+    leave(c);
     return status;
 }
 
@@ -621,7 +627,7 @@ clheap_status clheap_cache_trim(clheap_cache *c, uint64_t keep_bytes)
         return status;
     while (c->stats.cached_bytes > keep_bytes)
         release_oldest_cached(c);
-    pthread_mutex_unlock(&c->lock);
+    leave(c);
     return CLHEAP_SUCCESS;
 }
 
@@ -632,7 +638,7 @@ clheap_status clheap_cache_release_all(clheap_cache *c)
         return status;
     while (c->cached_count)
         release_largest_cached(c);
-    pthread_mutex_unlock(&c->lock);
+    leave(c);
     return CLHEAP_SUCCESS;
 }
 
@@ -646,7 +652,7 @@ clheap_status clheap_cache_get_stats(clheap_cache *c, clheap_cache_stats *stats)
     if (status != CLHEAP_SUCCESS)
         return status;
     *stats = c->stats;
-    pthread_mutex_unlock(&c->lock);
+    leave(c);
     return CLHEAP_SUCCESS;
 }
 
@@ -723,7 +729,7 @@ clheap_status clheap_cache_check(clheap_cache *c, char *what, size_t what_len)
     if (status != CLHEAP_SUCCESS)
         return status;
     status = check_locked(c, what, what_len);
-    pthread_mutex_unlock(&c->lock);
+    leave(c);
     if (status == CLHEAP_SUCCESS && what && what_len)
         what[0] = '\0';
     return status;

@@ -3,6 +3,7 @@
 #include "clheap/heap.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,9 @@ struct clheap_heap {
     clheap_heap_config config;
     clheap_layout layout;
     int warp_coalescing; /* BlockAlloc, TierAlloc, circular family on NVIDIA: ptx_level() */
+    pthread_mutex_t lock;      /* recursive: every call but build_program holds it (enter) */
+    cl_command_queue *queues;  /* other queues enqueue_malloc/free used, retained: grow and */
+    size_t queue_count;        /* destroy finish them (their work reads the buffer) */
 };
 
 /* The inline PTX that warp coalescing uses, in a kernel of its own: if this builds, the
@@ -88,35 +92,94 @@ const char *clheap_heap_program_source(void)
     return clheap_embedded_device_source;
 }
 
-/* NULL is an invalid argument; a handle not (or no longer) registered is invalid. */
-static clheap_status live(const clheap_heap *heap)
+/* Every call on a heap runs between enter and leave: inside the handle (a destroy waits
+ * for it, host/registry.h) and under the heap's lock, so calls from several threads run
+ * one at a time. NULL is an invalid argument; a handle not (or no longer) registered is
+ * invalid. The lock is recursive: grow_if_needed, grow and parallel_do call other calls. */
+static clheap_status enter(const clheap_heap *heap)
 {
     if (!heap)
         return CLHEAP_ERROR_INVALID_ARGUMENT;
-    return clheap_registry_contains(heap, CLHEAP_HANDLE_HEAP) ? CLHEAP_SUCCESS : CLHEAP_ERROR_INVALID_HANDLE;
+    if (!clheap_registry_enter(heap, CLHEAP_HANDLE_HEAP))
+        return CLHEAP_ERROR_INVALID_HANDLE;
+    pthread_mutex_lock(&((clheap_heap *)heap)->lock);
+    return CLHEAP_SUCCESS;
 }
+
+static void leave(const clheap_heap *heap)
+{
+    pthread_mutex_unlock(&((clheap_heap *)heap)->lock);
+    clheap_registry_leave(heap);
+}
+
+/* The heap's queue and every other queue a batch was enqueued on, finished. */
+static cl_int finish_queues(clheap_heap *heap)
+{
+    cl_int err = clFinish(heap->queue);
+    for (size_t i = 0; i < heap->queue_count && err == CL_SUCCESS; i++)
+        err = clFinish(heap->queues[i]);
+    return err;
+}
+
+/* Retains a queue other than the heap's the first time a batch is enqueued on it. */
+static clheap_status remember_queue(clheap_heap *heap, cl_command_queue queue)
+{
+    for (size_t i = 0; i < heap->queue_count; i++)
+        if (heap->queues[i] == queue)
+            return CLHEAP_SUCCESS;
+    cl_command_queue *grown = realloc(heap->queues, (heap->queue_count + 1) * sizeof *grown);
+    if (!grown)
+        return CLHEAP_ERROR_OUT_OF_HOST_MEMORY;
+    heap->queues = grown;
+    cl_int err = clRetainCommandQueue(queue);
+    if (err == CL_SUCCESS)
+        heap->queues[heap->queue_count++] = queue;
+    return err;
+}
+
+/* A public call's body: `call` (the static heap_* function of the same name) between
+ * enter and leave. */
+#define CLHEAP_INSIDE(heap, call)                                                                                     \
+    clheap_status status = enter(heap);                                                                               \
+    if (status == CLHEAP_SUCCESS) {                                                                                   \
+        status = call;                                                                                                \
+        leave(heap);                                                                                                  \
+    }                                                                                                                 \
+    return status
 
 cl_mem clheap_heap_buffer(const clheap_heap *heap)
 {
-    return live(heap) == CLHEAP_SUCCESS ? heap->buffer : NULL;
+    cl_mem buffer = NULL;
+    if (enter(heap) == CLHEAP_SUCCESS) {
+        buffer = heap->buffer;
+        leave(heap);
+    }
+    return buffer;
 }
 
-clheap_status clheap_heap_pool_range(const clheap_heap *heap, uint64_t *begin, uint64_t *bytes)
+static clheap_status heap_pool_range(const clheap_heap *heap, uint64_t *begin, uint64_t *bytes)
 {
     if (!begin || !bytes)
         return CLHEAP_ERROR_INVALID_ARGUMENT;
-    clheap_status status = live(heap);
-    if (status != CLHEAP_SUCCESS)
-        return status;
     const uint32_t *h = heap->layout.header;
     *begin = (uint64_t)h[CLHEAP_HDR_POOL_START] * CLHEAP_UNIT_BYTES;
     *bytes = (uint64_t)(h[CLHEAP_HDR_POOL_END] - h[CLHEAP_HDR_POOL_START]) * CLHEAP_UNIT_BYTES;
     return CLHEAP_SUCCESS;
 }
 
+clheap_status clheap_heap_pool_range(const clheap_heap *heap, uint64_t *begin, uint64_t *bytes)
+{
+    CLHEAP_INSIDE(heap, heap_pool_range(heap, begin, bytes));
+}
+
 clheap_allocator clheap_heap_allocator(const clheap_heap *heap)
 {
-    return live(heap) == CLHEAP_SUCCESS ? heap->config.allocator : (clheap_allocator)0;
+    clheap_allocator allocator = (clheap_allocator)0;
+    if (enter(heap) == CLHEAP_SUCCESS) {
+        allocator = heap->config.allocator;
+        leave(heap);
+    }
+    return allocator;
 }
 
 /* The options, for a heap being created (not registered yet) or a live one. */
@@ -128,12 +191,16 @@ static clheap_status write_build_options(const clheap_heap *heap, char *buf, siz
     return n >= 0 && (size_t)n < len ? CLHEAP_SUCCESS : CLHEAP_ERROR_BUFFER_TOO_SMALL;
 }
 
-clheap_status clheap_heap_build_options(const clheap_heap *heap, char *buf, size_t len)
+static clheap_status heap_build_options(const clheap_heap *heap, char *buf, size_t len)
 {
     if (!buf || len == 0)
         return CLHEAP_ERROR_INVALID_ARGUMENT;
-    clheap_status status = live(heap);
-    return status != CLHEAP_SUCCESS ? status : write_build_options(heap, buf, len);
+    return write_build_options(heap, buf, len);
+}
+
+clheap_status clheap_heap_build_options(const clheap_heap *heap, char *buf, size_t len)
+{
+    CLHEAP_INSIDE(heap, heap_build_options(heap, buf, len));
 }
 
 /* The program's build log into log (log_len bytes with its NUL): its beginning when it is
@@ -210,7 +277,9 @@ static clheap_status read_image(clheap_heap *heap, size_t bytes, uint32_t **imag
     *image = malloc(bytes);
     if (!*image)
         return CLHEAP_ERROR_OUT_OF_HOST_MEMORY;
-    cl_int err = clEnqueueReadBuffer(heap->queue, heap->buffer, CL_TRUE, 0, bytes, *image, 0, NULL, NULL);
+    cl_int err = finish_queues(heap); /* batches on other queues write the heap: done first */
+    if (err == CL_SUCCESS)
+        err = clEnqueueReadBuffer(heap->queue, heap->buffer, CL_TRUE, 0, bytes, *image, 0, NULL, NULL);
     if (err != CL_SUCCESS) {
         free(*image);
         *image = NULL;
@@ -231,7 +300,9 @@ static clheap_status read_metadata(clheap_heap *heap, uint32_t **image, uint64_t
     *image = malloc(header_bytes + meta_bytes);
     if (!*image)
         return CLHEAP_ERROR_OUT_OF_HOST_MEMORY;
-    cl_int err = clEnqueueReadBuffer(heap->queue, heap->buffer, CL_FALSE, 0, header_bytes, *image, 0, NULL, NULL);
+    cl_int err = finish_queues(heap); /* batches on other queues write the heap: done first */
+    if (err == CL_SUCCESS)
+        err = clEnqueueReadBuffer(heap->queue, heap->buffer, CL_FALSE, 0, header_bytes, *image, 0, NULL, NULL);
     if (err == CL_SUCCESS)
         err = clEnqueueReadBuffer(heap->queue, heap->buffer, CL_TRUE, (size_t)first * CLHEAP_UNIT_BYTES, meta_bytes,
                                   (char *)*image + header_bytes, 0, NULL, NULL);
@@ -257,21 +328,28 @@ clheap_status clheap_heap_build_program(clheap_heap *heap, size_t count, const c
 {
     if (!program || (count && !sources))
         return CLHEAP_ERROR_INVALID_ARGUMENT;
-    clheap_status status = live(heap);
-    if (status != CLHEAP_SUCCESS)
-        return status;
+    if (!heap)
+        return CLHEAP_ERROR_INVALID_ARGUMENT;
+    /* Inside the handle but not under its lock: a build can take long, and reads only
+     * what never changes after create (context, device, configuration). */
+    if (!clheap_registry_enter(heap, CLHEAP_HANDLE_HEAP))
+        return CLHEAP_ERROR_INVALID_HANDLE;
     *program = NULL;
-    return build(heap, count, sources, options, program, log, log_len);
+    clheap_status status = build(heap, count, sources, options, program, log, log_len);
+    clheap_registry_leave(heap);
+    return status;
+}
+
+static clheap_status heap_set_kernel_arg(const clheap_heap *heap, cl_kernel kernel, cl_uint index)
+{
+    if (!kernel)
+        return CLHEAP_ERROR_INVALID_ARGUMENT;
+    return clSetKernelArg(kernel, index, sizeof heap->buffer, &heap->buffer);
 }
 
 clheap_status clheap_heap_set_kernel_arg(const clheap_heap *heap, cl_kernel kernel, cl_uint index)
 {
-    if (!kernel)
-        return CLHEAP_ERROR_INVALID_ARGUMENT;
-    clheap_status status = live(heap);
-    if (status != CLHEAP_SUCCESS)
-        return status;
-    return clSetKernelArg(kernel, index, sizeof heap->buffer, &heap->buffer);
+    CLHEAP_INSIDE(heap, heap_set_kernel_arg(heap, kernel, index));
 }
 
 /* Writes the header and enqueues the chunk initialisation: nothing is read back. */
@@ -297,12 +375,14 @@ static clheap_status enqueue_initialisation(clheap_heap *heap)
     return err;
 }
 
+static clheap_status heap_reset(clheap_heap *heap)
+{
+    return enqueue_initialisation(heap);
+}
+
 clheap_status clheap_heap_reset(clheap_heap *heap)
 {
-    clheap_status status = live(heap);
-    if (status != CLHEAP_SUCCESS)
-        return status;
-    return enqueue_initialisation(heap);
+    CLHEAP_INSIDE(heap, heap_reset(heap));
 }
 
 static void release_parts(clheap_heap *heap)
@@ -331,9 +411,13 @@ static void release_parts(clheap_heap *heap)
         clReleaseMemObject(heap->buffer);
     if (heap->queue)
         clReleaseCommandQueue(heap->queue);
+    for (size_t i = 0; i < heap->queue_count; i++)
+        clReleaseCommandQueue(heap->queues[i]);
+    free(heap->queues);
     if (heap->context)
         clReleaseContext(heap->context);
     clheap_layout_free(&heap->layout);
+    pthread_mutex_destroy(&heap->lock);
     free(heap);
 }
 
@@ -364,9 +448,21 @@ clheap_status clheap_heap_create(cl_context context, cl_device_id device, cl_com
     clheap_heap *heap = calloc(1, sizeof *heap);
     if (!heap)
         return CLHEAP_ERROR_OUT_OF_HOST_MEMORY;
+    pthread_mutexattr_t recursive;
+    int locked = pthread_mutexattr_init(&recursive) == 0;
+    if (locked) {
+        locked = pthread_mutexattr_settype(&recursive, PTHREAD_MUTEX_RECURSIVE) == 0 &&
+                 pthread_mutex_init(&heap->lock, &recursive) == 0;
+        pthread_mutexattr_destroy(&recursive);
+    }
+    if (!locked) {
+        free(heap);
+        return CLHEAP_ERROR_OUT_OF_HOST_MEMORY;
+    }
     heap->config = cfg;
     clheap_status status = clheap_layout_plan(&cfg, compute_units, &heap->layout);
     if (status != CLHEAP_SUCCESS) {
+        pthread_mutex_destroy(&heap->lock);
         free(heap);
         return status;
     }
@@ -426,9 +522,9 @@ clheap_status clheap_heap_destroy(clheap_heap *heap)
 {
     if (!heap)
         return CLHEAP_SUCCESS;
-    if (!clheap_registry_take(heap, CLHEAP_HANDLE_HEAP))
+    if (!clheap_registry_take(heap, CLHEAP_HANDLE_HEAP)) /* waits for calls inside */
         return CLHEAP_ERROR_INVALID_HANDLE;
-    clFinish(heap->queue); /* kernels still using the buffer finish first */
+    finish_queues(heap); /* kernels still using the buffer finish first */
     release_parts(heap);
     return CLHEAP_SUCCESS;
 }
@@ -446,11 +542,8 @@ static int device_status_rank(clheap_status status)
     return DEVICE_STATUSES;
 }
 
-clheap_status clheap_heap_read_errors(clheap_heap *heap, clheap_heap_errors *errors)
+static clheap_status heap_read_errors(clheap_heap *heap, clheap_heap_errors *errors)
 {
-    clheap_status status = live(heap);
-    if (status != CLHEAP_SUCCESS)
-        return status;
     uint32_t words[32]; /* the fixed header: counters included */
     cl_int err = clEnqueueReadBuffer(heap->queue, heap->buffer, CL_TRUE, 0, sizeof words, words, 0,
                                      NULL, NULL);
@@ -468,6 +561,11 @@ clheap_status clheap_heap_read_errors(clheap_heap *heap, clheap_heap_errors *err
     CLHEAP_DEVICE_ERROR_LIST(CLHEAP_ERROR_STATUS)
 #undef CLHEAP_ERROR_STATUS
     return answer;
+}
+
+clheap_status clheap_heap_read_errors(clheap_heap *heap, clheap_heap_errors *errors)
+{
+    CLHEAP_INSIDE(heap, heap_read_errors(heap, errors));
 }
 
 /* host/heap_layout.h, clheap_growth, says what a growth does; this enqueues it. On any
@@ -499,13 +597,10 @@ static cl_int enqueue_growth(clheap_heap *heap, const clheap_growth *g, cl_mem l
     return err;
 }
 
-clheap_status clheap_heap_grow(clheap_heap *heap, uint64_t new_size_bytes)
+static clheap_status heap_grow(clheap_heap *heap, uint64_t new_size_bytes)
 {
-    clheap_status status = live(heap);
-    if (status != CLHEAP_SUCCESS)
-        return status;
     clheap_growth g;
-    status = clheap_layout_plan_growth(&heap->config, &heap->layout, new_size_bytes / CLHEAP_UNIT_BYTES, &g);
+    clheap_status status = clheap_layout_plan_growth(&heap->config, &heap->layout, new_size_bytes / CLHEAP_UNIT_BYTES, &g);
     if (status != CLHEAP_SUCCESS)
         return status;
     cl_int err = CL_SUCCESS;
@@ -520,6 +615,8 @@ clheap_status clheap_heap_grow(clheap_heap *heap, uint64_t new_size_bytes)
     if (err == CL_SUCCESS && heap->block_list) /* parallel_do lists up to every frame */
         block_list = clCreateBuffer(heap->context, CL_MEM_READ_WRITE,
                                     (size_t)g.layout.header[CLHEAP_HDR_FRAME_COUNT] * sizeof(cl_uint), NULL, &err);
+    if (err == CL_SUCCESS) /* batches on other queues allocate in the old buffer: done first */
+        err = finish_queues(heap);
     if (err == CL_SUCCESS) /* TierAlloc: no hint holds a run while runs change length */
         err = clheap_heap_trim(heap);
     if (err == CL_SUCCESS)
@@ -544,15 +641,23 @@ clheap_status clheap_heap_grow(clheap_heap *heap, uint64_t new_size_bytes)
     return CLHEAP_SUCCESS;
 }
 
-uint64_t clheap_heap_size(const clheap_heap *heap)
+clheap_status clheap_heap_grow(clheap_heap *heap, uint64_t new_size_bytes)
 {
-    return live(heap) == CLHEAP_SUCCESS ? (uint64_t)heap->layout.total_units * CLHEAP_UNIT_BYTES : 0;
+    CLHEAP_INSIDE(heap, heap_grow(heap, new_size_bytes));
 }
 
-clheap_status clheap_heap_grow_if_needed(clheap_heap *heap, int *grew)
+uint64_t clheap_heap_size(const clheap_heap *heap)
 {
-    if (grew)
-        *grew = 0;
+    uint64_t bytes = 0;
+    if (enter(heap) == CLHEAP_SUCCESS) {
+        bytes = (uint64_t)heap->layout.total_units * CLHEAP_UNIT_BYTES;
+        leave(heap);
+    }
+    return bytes;
+}
+
+static clheap_status heap_grow_if_needed(clheap_heap *heap, int *grew)
+{
     clheap_heap_errors e;
     clheap_status status = clheap_heap_read_errors(heap, &e);
     if (status != CLHEAP_SUCCESS && device_status_rank(status) == DEVICE_STATUSES)
@@ -562,6 +667,9 @@ clheap_status clheap_heap_grow_if_needed(clheap_heap *heap, int *grew)
     uint64_t max = heap->config.grow.max_bytes;
     if (!max)
         clGetDeviceInfo(heap->device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max, &max, NULL);
+    /* No more than the allocator addresses (create and growth use one unit less). */
+    uint64_t largest = clheap_layout_max_bytes(heap->config.allocator) - CLHEAP_UNIT_BYTES;
+    max = max < largest ? max : largest;
     double wanted = (double)heap->config.size_bytes * heap->config.grow.factor;
     uint64_t target = wanted >= (double)max ? max : (uint64_t)wanted;
     if (heap->config.grow.factor <= 1.0 || target <= heap->config.size_bytes)
@@ -579,14 +687,19 @@ clheap_status clheap_heap_grow_if_needed(clheap_heap *heap, int *grew)
     return CLHEAP_SUCCESS;
 }
 
+clheap_status clheap_heap_grow_if_needed(clheap_heap *heap, int *grew)
+{
+    if (grew)
+        *grew = 0;
+    CLHEAP_INSIDE(heap, heap_grow_if_needed(heap, grew));
+}
+
 /* Reads the whole buffer back and walks it. */
 static clheap_status read_and_walk(clheap_heap *heap, clheap_heap_stats *stats, char *what,
                                    size_t what_len)
 {
-    clheap_status status = live(heap);
     uint32_t *image = NULL;
-    if (status == CLHEAP_SUCCESS)
-        status = read_image(heap, (size_t)heap->layout.total_units * CLHEAP_UNIT_BYTES, &image);
+    clheap_status status = read_image(heap, (size_t)heap->layout.total_units * CLHEAP_UNIT_BYTES, &image);
     if (status == CLHEAP_SUCCESS)
         status = clheap_image_header_matches(&heap->layout, image, what, what_len);
     if (status == CLHEAP_SUCCESS)
@@ -595,23 +708,30 @@ static clheap_status read_and_walk(clheap_heap *heap, clheap_heap_stats *stats, 
     return status;
 }
 
-clheap_status clheap_heap_calculate_stats(clheap_heap *heap, clheap_heap_stats *stats)
+static clheap_status heap_calculate_stats(clheap_heap *heap, clheap_heap_stats *stats)
 {
     if (!stats)
         return CLHEAP_ERROR_INVALID_ARGUMENT;
     return read_and_walk(heap, stats, NULL, 0);
 }
 
-clheap_status clheap_heap_check(clheap_heap *heap, char *what, size_t what_len)
+clheap_status clheap_heap_calculate_stats(clheap_heap *heap, clheap_heap_stats *stats)
+{
+    CLHEAP_INSIDE(heap, heap_calculate_stats(heap, stats));
+}
+
+static clheap_status heap_check(clheap_heap *heap, char *what, size_t what_len)
 {
     return read_and_walk(heap, NULL, what, what_len);
 }
 
-clheap_status clheap_heap_repair(clheap_heap *heap, uint64_t *repaired)
+clheap_status clheap_heap_check(clheap_heap *heap, char *what, size_t what_len)
 {
-    clheap_status status = live(heap);
-    if (status != CLHEAP_SUCCESS)
-        return status;
+    CLHEAP_INSIDE(heap, heap_check(heap, what, what_len));
+}
+
+static clheap_status heap_repair(clheap_heap *heap, uint64_t *repaired)
+{
     if (repaired)
         *repaired = 0;
     if (!clheap_allocator_is_bitmap(heap->config.allocator))
@@ -619,7 +739,7 @@ clheap_status clheap_heap_repair(clheap_heap *heap, uint64_t *repaired)
     /* Only the bitmaps change. */
     uint32_t *image = NULL;
     uint64_t moved = 0;
-    status = read_metadata(heap, &image, &moved); /* a heap whose header does not match is not repaired */
+    clheap_status status = read_metadata(heap, &image, &moved); /* a heap whose header does not match is not repaired */
     if (status == CLHEAP_SUCCESS) {
         uint64_t units = heap->layout.total_units - moved;
         uint64_t fixed = 0;
@@ -636,14 +756,16 @@ clheap_status clheap_heap_repair(clheap_heap *heap, uint64_t *repaired)
     return status;
 }
 
-clheap_status clheap_heap_indices(clheap_heap *heap, uint32_t class_index, uint32_t *out, size_t cap,
+clheap_status clheap_heap_repair(clheap_heap *heap, uint64_t *repaired)
+{
+    CLHEAP_INSIDE(heap, heap_repair(heap, repaired));
+}
+
+static clheap_status heap_indices(clheap_heap *heap, uint32_t class_index, uint32_t *out, size_t cap,
                                   size_t *count)
 {
     if (!count || (cap && !out))
         return CLHEAP_ERROR_INVALID_ARGUMENT;
-    clheap_status status = live(heap);
-    if (status != CLHEAP_SUCCESS)
-        return status;
     clheap_allocator a = heap->config.allocator;
     if (!clheap_allocator_is_bitmap(a))
         return CLHEAP_ERROR_UNSUPPORTED;
@@ -651,7 +773,7 @@ clheap_status clheap_heap_indices(clheap_heap *heap, uint32_t class_index, uint3
         return CLHEAP_ERROR_INVALID_ARGUMENT;
     uint32_t *image = NULL;
     uint64_t moved;
-    status = read_metadata(heap, &image, &moved);
+    clheap_status status = read_metadata(heap, &image, &moved);
     if (status == CLHEAP_SUCCESS) {
         uint32_t desc = a == CLHEAP_BITMAP_ALLOC ? CLHEAP_BM_FREE : CLHEAP_BM_ALLOCATED(class_index);
         uint64_t found = 0;
@@ -660,6 +782,11 @@ clheap_status clheap_heap_indices(clheap_heap *heap, uint32_t class_index, uint3
     }
     free(image);
     return status;
+}
+
+clheap_status clheap_heap_indices(clheap_heap *heap, uint32_t class_index, uint32_t *out, size_t cap, size_t *count)
+{
+    CLHEAP_INSIDE(heap, heap_indices(heap, class_index, out, cap, count));
 }
 
 /* The library's program (bump heaps build it on first use here) and its two kernels. */
@@ -684,9 +811,6 @@ static clheap_status make_enqueue_kernels(clheap_heap *heap)
  * that holds [first_index, first_index + count), and the kernels. */
 static clheap_status check_batch(clheap_heap *heap, size_t count, cl_mem handles, size_t first_index)
 {
-    clheap_status status = live(heap);
-    if (status != CLHEAP_SUCCESS)
-        return status;
     if (!handles)
         return CLHEAP_ERROR_INVALID_ARGUMENT;
     if (count == 0)
@@ -720,6 +844,10 @@ static cl_int enqueue_batch(clheap_heap *heap, cl_command_queue queue, cl_kernel
         err = clGetKernelWorkGroupInfo(kernel, heap->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof local, &local, NULL);
     if (err != CL_SUCCESS)
         return err;
+    if (queue && queue != heap->queue)
+        err = remember_queue(heap, queue);
+    if (err != CL_SUCCESS)
+        return err;
     local = local < 256 ? local : 256;
     size_t global = (count + local - 1) / local * local;
     if (heap->config.allocator == CLHEAP_FREE_HEAP) /* serial: one work-item runs the batch */
@@ -728,7 +856,7 @@ static cl_int enqueue_batch(clheap_heap *heap, cl_command_queue queue, cl_kernel
                                   wait_list, event);
 }
 
-clheap_status clheap_heap_enqueue_malloc(clheap_heap *heap, cl_command_queue queue, size_t count, uint32_t size,
+static clheap_status heap_enqueue_malloc(clheap_heap *heap, cl_command_queue queue, size_t count, uint32_t size,
                                          cl_mem sizes, cl_mem handles, size_t first_index, cl_uint num_events,
                                          const cl_event *wait_list, cl_event *event)
 {
@@ -758,7 +886,12 @@ clheap_status clheap_heap_enqueue_malloc(clheap_heap *heap, cl_command_queue que
     return err;
 }
 
-clheap_status clheap_heap_enqueue_free(clheap_heap *heap, cl_command_queue queue, size_t count, cl_mem handles,
+clheap_status clheap_heap_enqueue_malloc(clheap_heap *heap, cl_command_queue queue, size_t count, uint32_t size, cl_mem sizes, cl_mem handles, size_t first_index, cl_uint num_events, const cl_event *wait_list, cl_event *event)
+{
+    CLHEAP_INSIDE(heap, heap_enqueue_malloc(heap, queue, count, size, sizes, handles, first_index, num_events, wait_list, event));
+}
+
+static clheap_status heap_enqueue_free(clheap_heap *heap, cl_command_queue queue, size_t count, cl_mem handles,
                                        size_t first_index, cl_uint num_events, const cl_event *wait_list,
                                        cl_event *event)
 {
@@ -771,11 +904,15 @@ clheap_status clheap_heap_enqueue_free(clheap_heap *heap, cl_command_queue queue
                          event);
 }
 
-clheap_status clheap_heap_trim(clheap_heap *heap)
+clheap_status clheap_heap_enqueue_free(clheap_heap *heap, cl_command_queue queue, size_t count, cl_mem handles, size_t first_index, cl_uint num_events, const cl_event *wait_list, cl_event *event)
 {
-    clheap_status status = live(heap);
-    if (status != CLHEAP_SUCCESS || !heap->close_runs)
-        return status;
+    CLHEAP_INSIDE(heap, heap_enqueue_free(heap, queue, count, handles, first_index, num_events, wait_list, event));
+}
+
+static clheap_status heap_trim(clheap_heap *heap)
+{
+    if (!heap->close_runs)
+        return CLHEAP_SUCCESS;
     size_t hints = (size_t)heap->layout.header[CLHEAP_HDR_CLASS_COUNT] * heap->layout.header[CLHEAP_HDR_HINT_SLOTS];
     cl_int err = clSetKernelArg(heap->close_runs, 0, sizeof heap->buffer, &heap->buffer);
     if (err == CL_SUCCESS)
@@ -788,14 +925,16 @@ clheap_status clheap_heap_trim(clheap_heap *heap)
     return err;
 }
 
-clheap_status clheap_heap_parallel_do(clheap_heap *heap, uint32_t class_index, cl_kernel kernel,
+clheap_status clheap_heap_trim(clheap_heap *heap)
+{
+    CLHEAP_INSIDE(heap, heap_trim(heap));
+}
+
+static clheap_status heap_parallel_do(clheap_heap *heap, uint32_t class_index, cl_kernel kernel,
                                       cl_uint blocks_arg, size_t local_size)
 {
     if (!kernel)
         return CLHEAP_ERROR_INVALID_ARGUMENT;
-    clheap_status status = live(heap);
-    if (status != CLHEAP_SUCCESS)
-        return status;
     if (!clheap_allocator_has_blocks(heap->config.allocator))
         return CLHEAP_ERROR_UNSUPPORTED;
     if (class_index >= heap->layout.header[CLHEAP_HDR_CLASS_COUNT])
@@ -829,6 +968,11 @@ clheap_status clheap_heap_parallel_do(clheap_heap *heap, uint32_t class_index, c
     local = local_size ? local_size : 64;
     global = ((size_t)blocks * 64 + local - 1) / local * local;
     return clEnqueueNDRangeKernel(heap->queue, kernel, 1, NULL, &global, &local, 0, NULL, NULL);
+}
+
+clheap_status clheap_heap_parallel_do(clheap_heap *heap, uint32_t class_index, cl_kernel kernel, cl_uint blocks_arg, size_t local_size)
+{
+    CLHEAP_INSIDE(heap, heap_parallel_do(heap, class_index, kernel, blocks_arg, local_size));
 }
 
 clheap_status clheap_heap_stats_json(const clheap_heap_stats *s, char *buf, size_t len, size_t *needed)

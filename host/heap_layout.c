@@ -303,6 +303,24 @@ static clheap_status plan_bitmap_kinds(const clheap_heap_config *config, uint64_
     return CLHEAP_SUCCESS;
 }
 
+uint64_t clheap_layout_max_bytes(clheap_allocator a)
+{
+    return (clheap_allocator_is_fused(a) ? 1ull << 31 : 1ull << 32) * CLHEAP_UNIT;
+}
+
+/* A heap of *units units, the most create and growth accept: 32-bit unit offsets (fused
+ * headers: 31-bit), every unit, the sentinel included, addressable, so the largest size
+ * is one unit short of 2^32 (2^31). 0 if *units is over that size. */
+static int addressable(clheap_allocator a, uint64_t *units)
+{
+    uint64_t max_units = clheap_layout_max_bytes(a) / CLHEAP_UNIT;
+    if (*units > max_units)
+        return 0;
+    if (*units == max_units)
+        (*units)--;
+    return 1;
+}
+
 clheap_status clheap_layout_plan(const clheap_heap_config *config, uint32_t compute_units,
                                  clheap_layout *layout)
 {
@@ -311,13 +329,10 @@ clheap_status clheap_layout_plan(const clheap_heap_config *config, uint32_t comp
     if (!clheap_allocator_name(a))
         return CLHEAP_ERROR_INVALID_ARGUMENT;
     uint64_t units = config->size_bytes / CLHEAP_UNIT;
-    uint64_t max_units = clheap_allocator_is_fused(a) ? (1ull << 31) : (1ull << 32);
     if (config->size_bytes < (1u << 20))
         return CLHEAP_ERROR_HEAP_TOO_SMALL;
-    if (units > max_units)
+    if (!addressable(a, &units))
         return CLHEAP_ERROR_SIZE_TOO_LARGE;
-    if (units == max_units)
-        units--; /* every unit, the sentinel included, must be addressable */
 
     uint32_t offsets = 1;
     if (clheap_allocator_is_multi(a))
@@ -478,10 +493,10 @@ clheap_status clheap_layout_plan_growth(const clheap_heap_config *config, const 
     memset(g, 0, sizeof *g);
     clheap_allocator a = config->allocator;
     const uint32_t *h = old->header;
+    if (!addressable(a, &units))
+        return CLHEAP_ERROR_SIZE_TOO_LARGE; /* the same limit as at create */
     if (units <= old->total_units)
         return CLHEAP_ERROR_GROW_NOT_LARGER;
-    if (units >= (clheap_allocator_is_fused(a) ? (1ull << 31) : UINT32_MAX))
-        return CLHEAP_ERROR_SIZE_TOO_LARGE;
     if (clheap_allocator_is_bump(a))
         return CLHEAP_ERROR_UNSUPPORTED;
     if (!clheap_allocator_is_bitmap(a)) {

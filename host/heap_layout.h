@@ -43,6 +43,10 @@ clheap_status clheap_layout_plan_growth(const clheap_heap_config *config, const 
  * cl/clheap_freeheap.h: pool units / 6 + 2), and the whole units they take. */
 uint64_t clheap_freeheap_array_units(uint64_t pool_units, uint32_t *capacity);
 
+/* The largest heap an allocator addresses (create and growth accept it, and use one unit
+ * less than it): 64 GiB, fused headers 32 GiB. */
+uint64_t clheap_layout_max_bytes(clheap_allocator allocator);
+
 int clheap_allocator_is_bump(clheap_allocator allocator); /* AtomicMalloc, AtomicWrapMalloc: cannot free */
 int clheap_allocator_is_circular(clheap_allocator allocator);
 int clheap_allocator_is_fused(clheap_allocator allocator);

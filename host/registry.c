@@ -4,12 +4,24 @@
 #include <stdlib.h>
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t registry_left = PTHREAD_COND_INITIALIZER; /* a call left a handle being destroyed */
 typedef struct entry {
     const void *handle;
     clheap_handle_kind kind;
+    unsigned calls; /* calls inside the handle now */
+    int dying;      /* a take has begun: no new call enters */
 } entry;
 static entry *registry_handles;
 static size_t registry_count, registry_capacity;
+
+/* The handle's entry (any kind), or NULL; under registry_lock. */
+static entry *find(const void *handle)
+{
+    for (size_t i = 0; i < registry_count; i++)
+        if (registry_handles[i].handle == handle)
+            return &registry_handles[i];
+    return NULL;
+}
 
 clheap_status clheap_registry_add(const void *handle, clheap_handle_kind kind)
 {
@@ -25,21 +37,42 @@ clheap_status clheap_registry_add(const void *handle, clheap_handle_kind kind)
         registry_handles = grown;
         registry_capacity = capacity;
     }
-    registry_handles[registry_count++] = (entry){handle, kind};
+    registry_handles[registry_count++] = (entry){handle, kind, 0, 0};
 out:
     pthread_mutex_unlock(&registry_lock);
     return status;
 }
 
+int clheap_registry_enter(const void *handle, clheap_handle_kind kind)
+{
+    pthread_mutex_lock(&registry_lock);
+    entry *e = find(handle);
+    int live = e && e->kind == kind && !e->dying;
+    if (live)
+        e->calls++;
+    pthread_mutex_unlock(&registry_lock);
+    return live;
+}
+
+void clheap_registry_leave(const void *handle)
+{
+    pthread_mutex_lock(&registry_lock);
+    entry *e = find(handle);
+    if (e && --e->calls == 0 && e->dying)
+        pthread_cond_broadcast(&registry_left);
+    pthread_mutex_unlock(&registry_lock);
+}
+
 int clheap_registry_take(const void *handle, clheap_handle_kind kind)
 {
-    int taken = 0;
     pthread_mutex_lock(&registry_lock);
-    for (size_t i = 0; i < registry_count && !taken; i++) {
-        if (registry_handles[i].handle == handle && registry_handles[i].kind == kind) {
-            registry_handles[i] = registry_handles[--registry_count];
-            taken = 1;
-        }
+    entry *e = find(handle);
+    int taken = e && e->kind == kind && !e->dying;
+    if (taken) {
+        e->dying = 1;
+        while ((e = find(handle))->calls) /* entries move when others are removed */
+            pthread_cond_wait(&registry_left, &registry_lock);
+        *e = registry_handles[--registry_count];
     }
     if (registry_count == 0) {
         free(registry_handles);
@@ -48,14 +81,4 @@ int clheap_registry_take(const void *handle, clheap_handle_kind kind)
     }
     pthread_mutex_unlock(&registry_lock);
     return taken;
-}
-
-int clheap_registry_contains(const void *handle, clheap_handle_kind kind)
-{
-    int found = 0;
-    pthread_mutex_lock(&registry_lock);
-    for (size_t i = 0; i < registry_count && !found; i++)
-        found = registry_handles[i].handle == handle && registry_handles[i].kind == kind;
-    pthread_mutex_unlock(&registry_lock);
-    return found;
 }

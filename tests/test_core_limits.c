@@ -154,12 +154,48 @@ static void every_free_stretch_is_found(void **state)
     }
 }
 
+/* Growth accepts exactly the sizes create accepts (issue 52): up to the largest the
+ * allocator addresses, one unit less used, and refuses one unit more with the same
+ * status. Plans only: nothing of that size is allocated. */
+static void growth_and_create_agree_on_the_largest_heap(void **state)
+{
+    (void)state;
+    for (int a = 1; a <= CLHEAP_ALLOCATOR_LAST; a++) {
+        clheap_heap_config config = clheap_heap_config_default();
+        config.allocator = (clheap_allocator)a;
+        config.offset_count = 2;
+        config.size_bytes = 1u << 20;
+        clheap_layout small;
+        assert_int_equal(clheap_layout_plan(&config, 2, &small), CLHEAP_SUCCESS);
+        uint64_t largest = clheap_layout_max_bytes(config.allocator);
+        for (uint64_t bytes = largest - 16; bytes <= largest + 16; bytes += 16) {
+            config.size_bytes = bytes;
+            clheap_layout created;
+            clheap_growth grown;
+            clheap_status create = clheap_layout_plan(&config, 2, &created);
+            clheap_status grow = clheap_layout_plan_growth(&config, &small, bytes / 16, &grown);
+            if (create == CLHEAP_SUCCESS && grow == CLHEAP_SUCCESS)
+                assert_int_equal(created.total_units, grown.layout.total_units);
+            if (!clheap_allocator_is_bump(config.allocator))
+                assert_int_equal(create, grow);
+            if (bytes > largest)
+                assert_int_equal(create, CLHEAP_ERROR_SIZE_TOO_LARGE);
+            if (create == CLHEAP_SUCCESS)
+                clheap_layout_free(&created);
+            if (grow == CLHEAP_SUCCESS)
+                clheap_layout_free(&grown.layout);
+        }
+        clheap_layout_free(&small);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(typed_heap_gives_no_pieces),
         cmocka_unit_test(sizes_past_the_pool),
         cmocka_unit_test(every_free_stretch_is_found),
+        cmocka_unit_test(growth_and_create_agree_on_the_largest_heap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,7 +15,10 @@
  * CLHEAP_ERROR_OUT_OF_DEVICE_MEMORY (the stats then say how much was live and cached).
  *
  * Tags are compared by content and copied, so a tag need not outlive the call.
- * Every function is thread-safe: one mutex per cache, held during driver calls too.
+ * Every function is thread-safe: one mutex per cache, held during driver calls too. A
+ * destroy racing other calls on the cache waits for the calls already inside it; calls
+ * that come after it began get CLHEAP_ERROR_INVALID_HANDLE, as does a second destroy. A
+ * driver's callbacks must not destroy their own cache.
  * Buffers handed out are owned by the cache: release them with clheap_cache_free,
  * never with clReleaseMemObject. */
 #ifndef CLHEAP_CACHE_H

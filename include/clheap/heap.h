@@ -14,7 +14,18 @@
  *
  * Sizes are in bytes; offsets kept in the heap are in 16-byte units (CLHEAP_UNIT_BYTES).
  * Every host call that touches the buffer is enqueued on the heap's queue, so it is
- * ordered with your kernels when you use that same in-order queue. */
+ * ordered with your kernels when you use that same in-order queue.
+ *
+ * Threads: every call may be made from any thread. Calls on one heap run one at a time
+ * (a lock per heap; clheap_heap_build_program runs beside the others, as it reads only
+ * what never changes). enqueue_malloc / enqueue_free may use any queue of the heap's
+ * context; check, calculate_stats, repair, indices, grow and destroy first finish the
+ * heap's queue and every queue a batch was enqueued on, so they see (and grow keeps)
+ * every batch enqueued before them. Your own kernels that use the heap are yours to
+ * finish first: a heap read while a kernel changes it is torn, and grow replaces the
+ * buffer (set the kernel argument again after it). A destroy racing other calls waits for
+ * those already inside; later calls, and a second destroy, get
+ * CLHEAP_ERROR_INVALID_HANDLE. */
 #ifndef CLHEAP_HEAP_H
 #define CLHEAP_HEAP_H
 
