@@ -2,8 +2,8 @@
  * one launch asks for the same size from a heap that holds about half of the requests
  * or less (bench_oom_shapes, bench/bench_shapes.h), in rounds on one heap (each round's
  * frees before the next, as a program that retries does); then the launch that fits
- * (bench_oom_fitting_items) on a heap of the same size. Reported per request, with the
- * ratio of the two. Every round is verified: the allocations are disjoint and in the
+ * (bench_oom_fitting: the same work-items on a heap large enough to hold them, or as many
+ * of them as the largest such heap holds). Reported per request, with the ratio of the two. Every round is verified: the allocations are disjoint and in the
  * pool, and the NULLs seen equal the NULLs the heap counted (out of memory, contended,
  * and bad size where a size is past what an allocator serves);
  * after the rounds the heap check must pass. bench/peers/gallatin-bench --oom-launch
@@ -55,10 +55,10 @@ static void oom_round_run(bench_env *env, heap_run *r, cl_mem units, uint32_t *h
 
 /* The rounds of one launch on a fresh heap of the shape's size; the median malloc time
  * per request in *ns, or 1 if a round was wrong, a count inexact or the heap unsound. */
-static int oom_launch(bench_env *env, clheap_allocator a, const bench_oom_shape *s, uint32_t n, const char *launch,
-                      FILE *csv, double *ns, double *null_share)
+static int oom_launch(bench_env *env, clheap_allocator a, const bench_oom_shape *s, uint32_t n, uint32_t heap_mib,
+                      const char *launch, FILE *csv, double *ns, double *null_share)
 {
-    uint64_t heap_bytes = (uint64_t)s->heap_mib << 20;
+    uint64_t heap_bytes = (uint64_t)heap_mib << 20;
     heap_run r;
     if (bench_heap_open(env, a, heap_bytes, s->bytes, BENCH_KERNELS_THROUGHPUT, &r) != 0)
         return 1;
@@ -81,7 +81,7 @@ static int oom_launch(bench_env *env, clheap_allocator a, const bench_oom_shape 
                     (unsigned long long)o.counted, o.free_s, status);
         if (bad)
             printf("  %-10s %9u x %7u B on %5u MiB (%s), round %d: %s (%ld NULL seen, %llu counted)\n", name, n,
-                   s->bytes, s->heap_mib, launch, k, status, o.nulls, (unsigned long long)o.counted);
+                   s->bytes, heap_mib, launch, k, status, o.nulls, (unsigned long long)o.counted);
     }
     char what[256] = "";
     if (!bad && clheap_heap_check(r.heap, what, sizeof what) != CLHEAP_SUCCESS) {
@@ -103,9 +103,11 @@ int bench_oom_launch(bench_env *env)
     cl_ulong max_alloc = 0;
     clGetDeviceInfo(env->device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc, &max_alloc, NULL);
     FILE *csv = bench_csv_open(env, "oom_launch", BENCH_OOM_LAUNCH_COLUMNS);
-    printf("oom-launch: one launch asking for more than the heap, per request, against one that fits\n");
-    printf("  %-10s %9s %9s %9s %12s %8s %12s %9s\n", "allocator", "items", "bytes", "heap MiB", "over ns/req",
-           "NULL %", "fits ns/req", "ratio");
+    uint32_t cap_mib = bench_oom_fitting_cap_mib(env->quick, max_alloc >> 20);
+    printf("oom-launch: one launch asking for more than the heap, per request, against the same launch on a "
+           "heap that holds it\n");
+    printf("  %-10s %9s %9s %9s %12s %8s %9s %9s %12s %9s\n", "allocator", "items", "bytes", "heap MiB",
+           "over ns/req", "NULL %", "fit items", "fit MiB", "fits ns/req", "ratio");
     int failures = 0;
     for (int a = CLHEAP_ATOMIC_MALLOC; a <= CLHEAP_ALLOCATOR_LAST; a++) {
         /* Allocators that free: the rounds return what they got. */
@@ -116,11 +118,12 @@ int bench_oom_launch(bench_env *env)
             if (((uint64_t)s->heap_mib << 20) > max_alloc)
                 continue;
             double over = 0, fits = 0, share = 0, unused;
-            uint32_t fit_items = bench_oom_fitting_items(s);
-            failures += oom_launch(env, (clheap_allocator)a, s, s->items, "over", csv, &over, &share);
-            failures += oom_launch(env, (clheap_allocator)a, s, fit_items, "fits", csv, &fits, &unused);
-            printf("  %-10s %9u %9u %9u %12.3f %8.1f %12.3f %9.2f\n", clheap_allocator_name((clheap_allocator)a),
-                   s->items, s->bytes, s->heap_mib, over, 100.0 * share, fits, fits > 0 ? over / fits : 0.0);
+            uint32_t fit_items, fit_mib = bench_oom_fitting(s, cap_mib, &fit_items);
+            failures += oom_launch(env, (clheap_allocator)a, s, s->items, s->heap_mib, "over", csv, &over, &share);
+            failures += oom_launch(env, (clheap_allocator)a, s, fit_items, fit_mib, "fits", csv, &fits, &unused);
+            printf("  %-10s %9u %9u %9u %12.3f %8.1f %9u %9u %12.3f %9.2f\n",
+                   clheap_allocator_name((clheap_allocator)a), s->items, s->bytes, s->heap_mib, over, 100.0 * share,
+                   fit_items, fit_mib, fits, fits > 0 ? over / fits : 0.0);
         }
     }
     if (csv)

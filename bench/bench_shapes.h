@@ -86,10 +86,10 @@ static inline const uint32_t *bench_throughput_items(int quick, size_t *count)
 
 /* The oom-launch benchmark (clheap-bench oom-launch, gallatin-bench --oom-launch): every
  * work-item of one launch asks for `bytes` from a heap of heap_mib MiB that holds about
- * half of them or less, so most requests return NULL, and the launch is compared with
- * one that fits (bench_oom_fitting_items) on a heap of the same size. Full: the shapes
- * where an out-of-memory launch cost TierAlloc 43 - 728 ns a request (issue 45); quick
- * (CI): the same proportions, small. */
+ * half of them or less, so most requests return NULL, and the launch is compared, per
+ * request, with the same launch on a heap large enough to hold it (bench_oom_fitting).
+ * Full: the shapes where an out-of-memory launch cost TierAlloc 43 - 728 ns a request
+ * (issue 45); quick (CI): the same proportions, small. */
 typedef struct bench_oom_shape {
     uint32_t items, bytes, heap_mib;
 } bench_oom_shape;
@@ -104,14 +104,27 @@ static inline const bench_oom_shape *bench_oom_shapes(int quick, size_t *count)
     return quick ? small : full;
 }
 
-/* The work-items of the launch that fits: the shape's halved until they ask for at most
- * half the heap. */
-static inline uint32_t bench_oom_fitting_items(const bench_oom_shape *s)
+/* The largest heap of a launch that fits, in MiB: 16 GiB (quick: 256 MiB), or less where
+ * the device allows less (max_mib, 0: no limit). The same for every allocator compared. */
+static inline uint32_t bench_oom_fitting_cap_mib(int quick, uint64_t max_mib)
 {
+    uint64_t cap = quick ? 256u : 16384u;
+    return (uint32_t)(max_mib && max_mib < cap ? max_mib : cap);
+}
+
+/* The launch that fits: the shape's work-items on a heap of twice what they ask for (at
+ * least the shape's heap, at most cap_mib); where the cap is too small for that, the
+ * work-items halved until they ask for at most half of it. Returns the heap's MiB. */
+static inline uint32_t bench_oom_fitting(const bench_oom_shape *s, uint32_t cap_mib, uint32_t *items)
+{
+    uint64_t want_mib = ((uint64_t)s->items * s->bytes * 2u + (1u << 20) - 1u) >> 20;
+    uint64_t heap_mib = want_mib > s->heap_mib ? want_mib : s->heap_mib;
+    heap_mib = heap_mib < cap_mib ? heap_mib : cap_mib;
     uint32_t n = s->items;
-    while (n > 1u && (uint64_t)n * s->bytes > ((uint64_t)s->heap_mib << 20) / 2u)
+    while (n > 1u && (uint64_t)n * s->bytes > (heap_mib << 20) / 2u)
         n /= 2u;
-    return n;
+    *items = n;
+    return (uint32_t)heap_mib;
 }
 
 #define BENCH_OOM_LAUNCH_COLUMNS                                                                      \

@@ -124,9 +124,10 @@ static double median(std::vector<double> v)
  * a child process under a time limit, since a kernel that never ends cannot be stopped
  * inside its process: the parent touches no CUDA, kills a child past the limit, and
  * writes the launch's row with status "timeout" (or "failed" if the child died). */
-static int oom_rounds(const bench_oom_shape *s, uint32_t n, const char *launch, int rounds, FILE *csv)
+static int oom_rounds(const bench_oom_shape *s, uint32_t n, uint32_t heap_mib, const char *launch, int rounds,
+                      FILE *csv)
 {
-    uint64_t heap_bytes = (uint64_t)s->heap_mib << 20;
+    uint64_t heap_bytes = (uint64_t)heap_mib << 20;
     allocator_type *a = allocator_type::generate_on_device(heap_bytes, 42, false);
     void **ptrs;
     unsigned *wrong_d;
@@ -163,7 +164,7 @@ static int oom_rounds(const bench_oom_shape *s, uint32_t n, const char *launch, 
             fprintf(csv, "Gallatin,%u,%u,%llu,%s,%d,%.9f,%.3f,%ld,-1,%.9f,%s\n", n, s->bytes,
                     (unsigned long long)heap_bytes, launch, k, ms_m * 1e-3, ms_m * 1e6 / n, nulls, ms_f * 1e-3, status);
         printf("  %-10s %9u %9u %9u %-5s round %d: malloc %.3f ms (%.3f ns/req), %ld NULL (%.1f%%), free %.3f ms %s\n",
-               "Gallatin", n, s->bytes, s->heap_mib, launch, k, ms_m, ms_m * 1e6 / n, nulls,
+               "Gallatin", n, s->bytes, heap_mib, launch, k, ms_m, ms_m * 1e6 / n, nulls,
                nulls < 0 ? 0.0 : 100.0 * nulls / n, ms_f, status);
     }
     cudaEventDestroy(e0);
@@ -178,15 +179,15 @@ static int oom_rounds(const bench_oom_shape *s, uint32_t n, const char *launch, 
 }
 
 /* One launch's rounds in a child, at most `limit` seconds; its rows go to csv. */
-static int oom_launch_child(const bench_oom_shape *s, uint32_t n, const char *launch, int rounds, FILE *csv,
-                            int limit)
+static int oom_launch_child(const bench_oom_shape *s, uint32_t n, uint32_t heap_mib, const char *launch, int rounds,
+                            FILE *csv, int limit)
 {
     fflush(stdout);
     if (csv)
         fflush(csv);
     pid_t child = fork();
     if (child == 0)
-        _exit(oom_rounds(s, n, launch, rounds, csv) ? 1 : 0);
+        _exit(oom_rounds(s, n, heap_mib, launch, rounds, csv) ? 1 : 0);
     if (child < 0)
         return 1;
     int status = 0;
@@ -197,20 +198,20 @@ static int oom_launch_child(const bench_oom_shape *s, uint32_t n, const char *la
         if (waited_ms >= limit * 1000) {
             kill(child, SIGKILL);
             waitpid(child, &status, 0);
-            printf("  %-10s %9u %9u %9u %-5s TIMEOUT after %d s\n", "Gallatin", n, s->bytes, s->heap_mib, launch,
+            printf("  %-10s %9u %9u %9u %-5s TIMEOUT after %d s\n", "Gallatin", n, s->bytes, heap_mib, launch,
                    limit);
             if (csv)
                 fprintf(csv, "Gallatin,%u,%u,%llu,%s,0,,,,-1,,timeout\n", n, s->bytes,
-                        (unsigned long long)s->heap_mib << 20, launch);
+                        (unsigned long long)heap_mib << 20, launch);
             return 1;
         }
         usleep(50 * 1000);
     }
     if (WIFEXITED(status) && WEXITSTATUS(status) <= 1)
         return WEXITSTATUS(status);
-    printf("  %-10s %9u %9u %9u %-5s FAILED (the child died)\n", "Gallatin", n, s->bytes, s->heap_mib, launch);
+    printf("  %-10s %9u %9u %9u %-5s FAILED (the child died)\n", "Gallatin", n, s->bytes, heap_mib, launch);
     if (csv)
-        fprintf(csv, "Gallatin,%u,%u,%llu,%s,0,,,,-1,,failed\n", n, s->bytes, (unsigned long long)s->heap_mib << 20,
+        fprintf(csv, "Gallatin,%u,%u,%llu,%s,0,,,,-1,,failed\n", n, s->bytes, (unsigned long long)heap_mib << 20,
                 launch);
     return 1;
 }
@@ -231,9 +232,13 @@ static int oom_launch_main(int quick, int runs, const char *csv_dir, int limit)
     size_t count;
     const bench_oom_shape *shapes = bench_oom_shapes(quick, &count);
     int failures = 0;
+    /* The parent touches no CUDA (its children could not use it after a fork), so no
+     * device limit here: the H100's and H200's are above the cap. */
+    uint32_t cap_mib = bench_oom_fitting_cap_mib(quick, 0);
     for (size_t i = 0; i < count; i++) {
-        failures += oom_launch_child(&shapes[i], shapes[i].items, "over", runs, csv, limit);
-        failures += oom_launch_child(&shapes[i], bench_oom_fitting_items(&shapes[i]), "fits", runs, csv, limit);
+        uint32_t fit_items, fit_mib = bench_oom_fitting(&shapes[i], cap_mib, &fit_items);
+        failures += oom_launch_child(&shapes[i], shapes[i].items, shapes[i].heap_mib, "over", runs, csv, limit);
+        failures += oom_launch_child(&shapes[i], fit_items, fit_mib, "fits", runs, csv, limit);
     }
     if (csv)
         fclose(csv);
