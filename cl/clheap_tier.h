@@ -445,11 +445,45 @@ static CLHEAP_INLINE void clheap_tier_close_all(CLHEAP_GLOBAL clheap_u32 *h)
         clheap_tier_close_runs(h, CLHEAP_MAX_CLASSES);
 }
 
+/* Whether a request's last resort can find nothing, from one round of independent
+ * loads: no run open (CLHEAP_HDR_RUNS_OPEN, so clheap_tier_close_all gives nothing
+ * back), no mark flag set (so clheap_tier_settle_marked settles nothing), fewer than m
+ * free frames in the page tier (frames - U, P5), and for a small request of class c
+ * (c < CLHEAP_MAX_CLASSES) no active block of c or, untyped, of a larger class (each
+ * active bitmap's top container empty). Then the request returns NULL at once: what its
+ * scans would conclude, under the same races (a free whose release it does not see yet
+ * is concurrent with it), at the cost of one round of loads. Why: in a launch that asks
+ * for more than the pool, every failing request ran the whole last resort, hundreds of
+ * dependent loads, and such a launch took many times one that fits. */
+static CLHEAP_INLINE CLHEAP_COLD int clheap_tier_nothing_for(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 m)
+{
+    clheap_u32 used = 0u, marked = clheap_load32(h + CLHEAP_HDR_RUNS_OPEN);
+    for (clheap_u32 i = 0; i < CLHEAP_PAGES_USED_STRIPES; i++) { /* U and its mark flag share a line */
+        CLHEAP_GLOBAL clheap_u32 *stripe = h + CLHEAP_HDR_PAGES_USED + i * CLHEAP_PAGES_USED_STRIDE;
+        used += clheap_load32(stripe);
+        marked |= clheap_load32(stripe + CLHEAP_PAGES_MARKED_WORD);
+    }
+    if (marked || h[CLHEAP_HDR_FRAME_COUNT] - used >= m)
+        return 0;
+    clheap_u32 last = c == CLHEAP_MAX_CLASSES ? c : h[CLHEAP_HDR_TIER_TYPED] ? c + 1u : h[CLHEAP_HDR_CLASS_COUNT];
+    for (clheap_u32 d = c; d < last; d++)
+        if (clheap_bm_any_set(h, CLHEAP_BM_ACTIVE(d)))
+            return 0;
+    return 1;
+}
+
 /* Frames of one piece of class c. */
 static CLHEAP_INLINE clheap_u32 clheap_tier_piece_frames(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c)
 {
     clheap_u32 frame_bytes = h[CLHEAP_HDR_FRAME_UNITS] * CLHEAP_UNIT;
     return (h[CLHEAP_HDR_CLASS_BYTES + c] + frame_bytes - 1u) / frame_bytes;
+}
+
+/* The fewest free frames a request of class c could use: a piece, or in typed heaps a
+ * block (clheap_tier_wants_pieces). */
+static CLHEAP_INLINE clheap_u32 clheap_tier_least_frames(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c)
+{
+    return h[CLHEAP_HDR_TIER_TYPED] ? h[CLHEAP_HDR_CLASS_FRAMES + c] : clheap_tier_piece_frames(h, c);
 }
 
 #ifndef CLHEAP_TIER_PIECES_POOL_FRAMES
@@ -544,6 +578,8 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_reserve_slow(CLHEAP_GLOBAL clheap_u3
     CLHEAP_NO_UNROLL
     for (clheap_u32 attempt = 0; attempt < 3u && frame == CLHEAP_BM_FAIL; attempt++) {
         clheap_u32 s = seed ^ 0x68E31DA4u * attempt;
+        if (attempt == 1u && clheap_tier_nothing_for(h, c, clheap_tier_least_frames(h, c)))
+            break;
         if (attempt == 1u)
             clheap_tier_settle(h, 0); /* frees not yet settled may have left slots or frames */
         if (attempt == 2u)
@@ -690,6 +726,8 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_take_large(CLHEAP_GLOBAL clheap_u32 
     clheap_u32 f = CLHEAP_BM_FAIL;
     CLHEAP_NO_UNROLL
     for (clheap_u32 attempt = 0; attempt < 3u && f == CLHEAP_BM_FAIL; attempt++) {
+        if (attempt == 1u && clheap_tier_nothing_for(h, CLHEAP_MAX_CLASSES, frames))
+            return 0u;
         if (attempt == 1u) { /* the runs' unused slots and unsettled blocks may hold the frames it needs */
             clheap_tier_close_all(h);
             clheap_tier_settle(h, 0);
@@ -714,6 +752,10 @@ static CLHEAP_INLINE CLHEAP_COLD clheap_u32 clheap_tier_take_larger(CLHEAP_GLOBA
 {
     clheap_u64 got = 0;
     clheap_u32 why, d = c;
+    if (clheap_tier_nothing_for(h, c, clheap_tier_least_frames(h, c))) {
+        clheap_count_error(h, CLHEAP_HDR_ERR_OUT_OF_MEMORY);
+        return 0u;
+    }
     clheap_tier_close_all(h);
     clheap_tier_settle_marked(h);
     clheap_u32 frame = clheap_block_reserve_active(h, c, 1u, seed, &got);
