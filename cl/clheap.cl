@@ -309,18 +309,29 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_warp(__global clheap_u32 *h, 
         }
     }
     clheap_u32 frames = pieces ? clheap_tier_piece_frames(h, c) : 0u;
-    if (!unit && (!pieces || lane == taker))
+    /* A request of a valid size that ends in NULL: counted below, with the warp's others. */
+    int lone_large = c == CLHEAP_MAX_CLASSES && clheap_tier_frames_for(h, bytes), null = 0;
+    if (!unit && (!pieces || lane == taker)) {
         unit = clheap_tier_malloc_first(h, pieces ? (clheap_size)pieces * frames * h[CLHEAP_HDR_FRAME_UNITS] * CLHEAP_UNIT
                                                   : bytes,
-                                        clheap_rotation_seed() + 0x5bd1e995u, pieces != 0u);
+                                        clheap_rotation_seed() + 0x5bd1e995u, pieces != 0u || lone_large);
+        null = lone_large && !unit;
+    }
     if (pieces) { /* the same for every lane of peers */
         clheap_ptx_syncwarp(peers); /* the taker's branch and its header writes */
         clheap_u32 base = clheap_ptx_shfl(peers, unit, taker);
         if (rank >= first_piece)
             unit = clheap_tier_piece_of(h, base, rank - first_piece, frames);
     }
-    if (!unit && c != CLHEAP_MAX_CLASSES)
-        unit = clheap_tier_take_larger(h, c, clheap_rotation_seed() + rank);
+    if (!unit && c != CLHEAP_MAX_CLASSES) {
+        unit = clheap_tier_take_larger(h, c, clheap_rotation_seed() + rank, 0);
+        null = !unit;
+    }
+    /* One add for the warp's NULLs: each lane's own add to the one counter made a launch
+     * whose requests mostly fail wait on that word. */
+    clheap_u32 nulls = clheap_ptx_match(mask, null ? 1u : 2u);
+    if (null && lane == 31u - clz(nulls & (0u - nulls)))
+        clheap_add32(h + CLHEAP_HDR_ERR_OUT_OF_MEMORY, popcount(nulls));
 #if CLHEAP_TIER_SETTLE_PER_SEGMENT
     /* The warp settles the share of what it opened (see cl/clheap_tier.h), last, where
      * little else is live. */

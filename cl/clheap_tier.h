@@ -746,14 +746,17 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_take_large(CLHEAP_GLOBAL clheap_u32 
 
 /* The last resort of a small request of class c (see the top of this file): every
  * class's runs closed, its own class once more (a block may open now), then a free slot
- * of a larger class's active blocks, unless classes are typed. Counts the NULL if none.
+ * of a larger class's active blocks, unless classes are typed. Counts the NULL if none
+ * and `count` (a warp counts its lanes' NULLs with one add: clheap_tier_malloc_warp).
  * Only requests about to fail come here, so the fast paths pay nothing. */
-static CLHEAP_INLINE CLHEAP_COLD clheap_u32 clheap_tier_take_larger(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 seed)
+static CLHEAP_INLINE CLHEAP_COLD clheap_u32 clheap_tier_take_larger(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c,
+                                                                  clheap_u32 seed, int count)
 {
     clheap_u64 got = 0;
     clheap_u32 why, d = c;
     if (clheap_tier_nothing_for(h, c, clheap_tier_least_frames(h, c))) {
-        clheap_count_error(h, CLHEAP_HDR_ERR_OUT_OF_MEMORY);
+        if (count)
+            clheap_count_error(h, CLHEAP_HDR_ERR_OUT_OF_MEMORY);
         return 0u;
     }
     clheap_tier_close_all(h);
@@ -766,7 +769,8 @@ static CLHEAP_INLINE CLHEAP_COLD clheap_u32 clheap_tier_take_larger(CLHEAP_GLOBA
     while (frame == CLHEAP_BM_FAIL && d < last)
         frame = clheap_block_reserve_active(h, ++d, 1u, seed, &got);
     if (frame == CLHEAP_BM_FAIL) {
-        clheap_count_error(h, CLHEAP_HDR_ERR_OUT_OF_MEMORY);
+        if (count)
+            clheap_count_error(h, CLHEAP_HDR_ERR_OUT_OF_MEMORY);
         return 0u;
     }
     return clheap_slot_unit(h, frame, d, clheap_ctz64(got));
@@ -806,7 +810,7 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_unit(CLHEAP_GLOBAL clheap_u32
     if (unit || !bytes) /* the class is looked up again only on the way to a NULL */
         return unit;
     clheap_u32 c = clheap_class_for(h, bytes);
-    return c == CLHEAP_MAX_CLASSES ? 0u : clheap_tier_take_larger(h, c, seed);
+    return c == CLHEAP_MAX_CLASSES ? 0u : clheap_tier_take_larger(h, c, seed, 1);
 }
 
 /* Frees a large allocation whose first frame is f (unit is where the pointer points). */

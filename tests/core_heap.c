@@ -125,9 +125,14 @@ uint32_t core_heap_malloc_many(core_heap *heap, size_t bytes, uint32_t n, uint32
                 units[rank] = clheap_tier_malloc_first(h, bytes, seed + 0x5bd1e995u, 0);
         }
     }
-    for (uint32_t rank = 0; rank < n; rank++) /* the warp's last resort, after every lane's first try */
+    uint32_t nulls = 0;
+    for (uint32_t rank = 0; rank < n; rank++) { /* the warp's last resort, after every lane's first try */
         if (!units[rank])
-            units[rank] = clheap_tier_take_larger(h, c, seed + rank);
+            units[rank] = clheap_tier_take_larger(h, c, seed + rank, 0);
+        nulls += !units[rank];
+    }
+    if (nulls) /* counted with one add, as the warp does */
+        clheap_add32(h + CLHEAP_HDR_ERR_OUT_OF_MEMORY, nulls);
     /* The lanes settle the share of what was opened, here in reverse lane order, last, as
      * clheap_tier_malloc_warp does: the fallback and the last resort above run without the
      * frames this settling gives back. */
