@@ -10,6 +10,9 @@
 #    rounds of the throughput sweep at 8 GiB, new, base and Gallatin in turn, until the time is spent.
 # C  (the cache of A; .device-carry/new rebuilt at the next commit, the warp's NULLs counted with one add)
 #    compile new's programs, oom-launch of new, then B.
+# D  (.device-carry/new's clheap-bench rebuilt with large requests from the warp, pieces included, looking
+#    (clheap_tier_nothing_for) before their first take; not committed: the patch and its numbers are in the
+#    body of the commit that adds part D) compile, oom-launch of new.
 set -u
 part=$1
 R=/tmp/r51; mkdir -p $R
@@ -37,6 +40,15 @@ if [ "$part" = A ]; then
     timeout 120 $B/$v/clheap-bench --runs 3 --csv $R/$v --only TierAlloc oom-launch > $R/$v/log.txt 2>&1
     echo "oom-launch $v: exit $? at $SECONDS s"
   done
+fi
+if [ "$part" = D ]; then
+  ( timeout 300 $B/new/clheap-bench --quick --only TierAlloc throughput > $R/compile-new.txt 2>&1
+    echo "compile new: exit $? at $SECONDS s" ) &
+  wait
+  mkdir -p $R/new
+  timeout 120 $B/new/clheap-bench --runs 3 --csv $R/new --only TierAlloc oom-launch > $R/new/log.txt 2>&1
+  echo "oom-launch new: exit $? at $SECONDS s"
+  cat $R/new/log.txt
 fi
 if [ "$part" = C ]; then
   ( timeout 300 $B/new/clheap-bench --quick --only TierAlloc throughput > $R/compile-new.txt 2>&1
