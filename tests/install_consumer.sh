@@ -21,8 +21,12 @@ C
 # shellcheck disable=SC2046
 cc -std=c11 "$work/pc.c" -o "$work/pc" $(PKG_CONFIG_PATH="$libdir" pkg-config --cflags --libs clheap)
 LD_LIBRARY_PATH="$work/prefix/lib:${LD_LIBRARY_PATH:-}" "$work/pc" | grep -q CLHEAP_ERROR_DOUBLE_FREE
+# The README's example, compiled with the README's command.
+# shellcheck disable=SC2046
+(cd "$work" && cc "$source_dir/examples/minimal.c" -o minimal $(PKG_CONFIG_PATH="$libdir" pkg-config --cflags --libs clheap))
+LD_LIBRARY_PATH="$work/prefix/lib:${LD_LIBRARY_PATH:-}" "$work/minimal" | grep -q "0 of 4096 sums wrong; heap check: sound"
 # Users' kernels can #include the installed device sources with -I.
 cc -std=c11 "$source_dir/tests/include_consumer.c" -o "$work/include_consumer" \
   $(PKG_CONFIG_PATH="$libdir" pkg-config --cflags --libs clheap)
 LD_LIBRARY_PATH="$work/prefix/lib:${LD_LIBRARY_PATH:-}" "$work/include_consumer" "$work/prefix/share/clheap/cl"
-echo "install consumer OK: find_package, pkg-config, #include \"clheap.cl\" with -I"
+echo "install consumer OK: find_package, pkg-config, the README's example, #include \"clheap.cl\" with -I"
