@@ -228,15 +228,26 @@ static clheap_status build(clheap_heap *heap, size_t count, const char **sources
 {
     if (log && log_len)
         log[0] = '\0';
-    const char **all = malloc((count + 1) * sizeof *all);
-    if (!all)
+    /* The allocator, then each source after a #line that restarts its numbering, so a
+     * build log names the user's own lines ("source 1", line 2), not the joined text's. */
+    const char **all = malloc((2 * count + 1) * sizeof *all);
+    char (*lines)[48] = malloc((count ? count : 1) * sizeof *lines);
+    if (!all || !lines) {
+        free(all);
+        free(lines);
         return CLHEAP_ERROR_OUT_OF_HOST_MEMORY;
+    }
     all[0] = clheap_embedded_device_source;
-    memcpy(all + 1, sources, count * sizeof *sources);
+    for (size_t i = 0; i < count; i++) {
+        snprintf(lines[i], sizeof lines[i], "\n#line 1 \"source %zu\"\n", i + 1);
+        all[1 + 2 * i] = lines[i];
+        all[2 + 2 * i] = sources[i];
+    }
     cl_int err;
     cl_program program =
-        clCreateProgramWithSource(heap->context, (cl_uint)(count + 1), all, NULL, &err);
+        clCreateProgramWithSource(heap->context, (cl_uint)(2 * count + 1), all, NULL, &err);
     free(all);
+    free(lines);
     if (err != CL_SUCCESS)
         return err;
     char heap_options[128];

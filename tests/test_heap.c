@@ -671,6 +671,13 @@ static void create_refuses_bad_configs(void **state)
     assert_int_equal(clheap_heap_build_program(heap, 1, &broken, NULL, &program, log, sizeof log),
                      CLHEAP_ERROR_BUILD_FAILED);
     assert_true(strlen(log) == sizeof log - 1);
+    /* The log names the user's source and line: the error is on line 2 of source 2. */
+    const char *two[] = {"/* one */\n", "__kernel void k(void) {\n    this does not compile;\n}\n"};
+    static char full[16384];
+    assert_int_equal(clheap_heap_build_program(heap, 2, two, NULL, &program, full, sizeof full),
+                     CLHEAP_ERROR_BUILD_FAILED);
+    if (!strstr(full, "source 2:2:"))
+        fail_msg("the build log does not say source 2, line 2:\n%s", full);
     assert_int_equal(clheap_heap_destroy(heap), CLHEAP_SUCCESS);
     assert_int_equal(clheap_heap_check(heap, what, sizeof what), CLHEAP_ERROR_INVALID_HANDLE);
     assert_int_equal(clheap_heap_reset(heap), CLHEAP_ERROR_INVALID_HANDLE);

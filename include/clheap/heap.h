@@ -128,7 +128,8 @@ typedef struct clheap_heap_stats {
 
 /** Makes the heap buffer and initialises it on the device (time proportional to the
  * number of pre-split chunks, not to the heap size). queue must belong to context and
- * device; the heap retains it and enqueues all its work there. */
+ * device; the heap retains it and enqueues all its work there. config NULL: the
+ * defaults (clheap_heap_config_default). */
 clheap_status clheap_heap_create(cl_context context, cl_device_id device, cl_command_queue queue,
                                  const clheap_heap_config *config, clheap_heap **out);
 
@@ -158,7 +159,8 @@ clheap_status clheap_heap_build_options(const clheap_heap *heap, char *buf, size
 
 /** Builds sources (count of them) with the allocator source prepended and the heap's
  * options followed by options (may be NULL). On CLHEAP_ERROR_BUILD_FAILED the build log
- * is in log (if not NULL) and no program is returned. */
+ * is in log (if not NULL, cut to log_len) and no program is returned; it names source i
+ * (from 1) "source i", with that source's own line numbers. */
 clheap_status clheap_heap_build_program(clheap_heap *heap, size_t count, const char **sources,
                                         const char *options, cl_program *program, char *log,
                                         size_t log_len);
