@@ -28,5 +28,7 @@ LD_LIBRARY_PATH="$work/prefix/lib:${LD_LIBRARY_PATH:-}" "$work/minimal" | grep -
 # Users' kernels can #include the installed device sources with -I.
 cc -std=c11 "$source_dir/tests/include_consumer.c" -o "$work/include_consumer" \
   $(PKG_CONFIG_PATH="$libdir" pkg-config --cflags --libs clheap)
-LD_LIBRARY_PATH="$work/prefix/lib:${LD_LIBRARY_PATH:-}" "$work/include_consumer" "$work/prefix/share/clheap/cl"
+cldir=$(PKG_CONFIG_PATH="$libdir" pkg-config --variable=cldir clheap)
+test -f "$cldir/clheap.cl"
+LD_LIBRARY_PATH="$work/prefix/lib:${LD_LIBRARY_PATH:-}" "$work/include_consumer" "$cldir"
 echo "install consumer OK: find_package, pkg-config, the README's example, #include \"clheap.cl\" with -I"
