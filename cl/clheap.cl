@@ -18,6 +18,7 @@
 #define CLHEAP_CL
 
 #include "clheap_port.h"
+#include "clheap_config.h"
 #include "clheap_layout.h"
 #include "clheap_common.h"
 #include "clheap_bump.h"
@@ -93,9 +94,6 @@ static CLHEAP_INLINE void clheap_ptx_syncwarp(clheap_u32 mask)
     asm volatile("bar.warp.sync %0;" ::"r"(mask));
 }
 #if CLHEAP_IS_CIRCULAR
-#ifndef CLHEAP_WARP_COALESCE_UNITS
-#define CLHEAP_WARP_COALESCE_UNITS 5u /* requests up to 64 B (+ the header unit) */
-#endif
 /* CircularMalloc family: the converged lanes' small requests are served from one
  * chunk that the lowest lane claims for their sum. It writes a used header for each
  * lane's part, lane order, linked chunk to chunk, and publishes the chain by pointing

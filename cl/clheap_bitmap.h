@@ -81,9 +81,6 @@ static CLHEAP_INLINE void clheap_fence_full(void)
 #endif
 
 #define CLHEAP_BM_FAIL 0xffffffffu
-#ifndef CLHEAP_BM_FIND_TRIES
-#define CLHEAP_BM_FIND_TRIES 8
-#endif
 
 /* Rotates right: bit r of v becomes bit 0. */
 static CLHEAP_INLINE clheap_u64 clheap_rotr64(clheap_u64 v, clheap_u32 r)
@@ -422,7 +419,6 @@ static CLHEAP_INLINE void clheap_bm_init_container(CLHEAP_GLOBAL clheap_u32 *h, 
         bits = containers;
     }
 }
-
 
 /* Growth (clheap_heap_grow): container i (all levels numbered on, as above) of bitmap
  * `desc` of the grown heap h, from the same bitmap of the old heap: its old value, with

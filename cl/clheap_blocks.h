@@ -82,19 +82,6 @@
 
 #include "clheap_pages.h"
 
-#ifndef CLHEAP_BLOCK_FAST_TRIES
-#define CLHEAP_BLOCK_FAST_TRIES 4
-#endif
-#ifndef CLHEAP_BLOCK_SWEEP
-#define CLHEAP_BLOCK_SWEEP 64 /* active-bitmap containers the last look sweeps */
-#endif
-#ifndef CLHEAP_BITMAP_SWEEP
-#define CLHEAP_BITMAP_SWEEP 64 /* free-bitmap containers BitmapAlloc's last look sweeps */
-#endif
-#ifndef CLHEAP_BLOCK_SLOW_TRIES
-#define CLHEAP_BLOCK_SLOW_TRIES 4
-#endif
-
 /* ---- BitmapAlloc ------------------------------------------------------------------ */
 
 static CLHEAP_INLINE clheap_u32 clheap_bitmap_malloc_unit(CLHEAP_GLOBAL clheap_u32 *h, clheap_size bytes,
@@ -356,17 +343,6 @@ static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u32 *clheap_block_mark_flag(CLHEAP_GLO
 {
     return clheap_pages_used_stripe(h, frame) + CLHEAP_PAGES_MARKED_WORD;
 }
-
-/* TierAlloc's free leaves the work after its AND to later (see cl/clheap_tier.h,
- * settling) only in launches of at most CLHEAP_TIER_DEFER_ITEMS work-items, and only
- * while the page tier has handed out less than CLHEAP_TIER_DEFER_USED_PERCENT of the
- * pool's frames. */
-#ifndef CLHEAP_TIER_DEFER_ITEMS
-#define CLHEAP_TIER_DEFER_ITEMS 32768
-#endif
-#ifndef CLHEAP_TIER_DEFER_USED_PERCENT
-#define CLHEAP_TIER_DEFER_USED_PERCENT 25
-#endif
 
 static CLHEAP_INLINE int clheap_tier_defers(CLHEAP_GLOBAL clheap_u32 *h)
 {

@@ -14,10 +14,6 @@
 
 #include "clheap_common.h"
 
-#ifndef CLHEAP_WRAP_MAX_TRIES
-#define CLHEAP_WRAP_MAX_TRIES 64
-#endif
-
 static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u64 *clheap_bump_counter(CLHEAP_GLOBAL clheap_u32 *h)
 {
     return (CLHEAP_GLOBAL clheap_u64 *)(h + CLHEAP_HDR_BUMP);

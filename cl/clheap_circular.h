@@ -98,23 +98,6 @@
 
 /* A chunk is split only if the rest can be a chunk of its own: header + 1 unit. */
 #define CLHEAP_MIN_CHUNK_UNITS 2u
-/* Merges a malloc's walk may make: a free chunk too small for it swallows its free
- * successors (as free does) until it fits. Why: free merges only forward, so a chunk
- * freed before its successor stays apart from it, and under steady churn the list became
- * ever more, ever smaller free chunks and walks grew without bound (H100, 2^20
- * work-items each mallocing and freeing 16 - 64 B on a 1 GiB CMMalloc heap: 2.3 s for
- * one launch, 35 s for 12, over 150 s for 20). One merge a step (4 a walk) was not
- * enough for a warp's claim of 32 parts; with the warp free of cl/clheap.cl and up to 64
- * merges a walk, the 100th launch takes 7.2 ms where the 16th took 33 s (H100 run 22). */
-#ifndef CLHEAP_WALK_MERGES
-#define CLHEAP_WALK_MERGES 64
-#endif
-
-/* What a walk meets, counted by tests/core_churn.c (the C11 core under clheap-bench
- * churn's launches) to compare with H100 traces; nothing anywhere else. */
-#ifndef CLHEAP_CIRCULAR_EVENT
-#define CLHEAP_CIRCULAR_EVENT(what) ((void)0)
-#endif
 
 static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u32 *clheap_chunk(CLHEAP_GLOBAL clheap_u32 *h,
                                                             clheap_u32 unit)
@@ -400,19 +383,6 @@ static CLHEAP_INLINE int clheap_circular_is_free(CLHEAP_GLOBAL clheap_u32 *h, in
     return clheap_load32(clheap_chunk(h, u) + CLHEAP_CHUNK_WORD_FLAG) == CLHEAP_FLAG_FREE(u);
 }
 
-/* A free of a single-offset variant, after it released its chunk, looks once more at its
- * neighbours (clheap_circular_remerge). Why: two neighbours freed at once each see the
- * other in use and neither merges; the single-offset walkers, all starting from one
- * offset, then pass one more free chunk each. H100 run 45 H (clheap-bench churn, 100
- * launches, three rounds, against 0f5d3f8 alternating): all 100 launches CMalloc 1,259 -
- * 1,327 -> 1,040 - 1,083 ms, CFMalloc 455 - 463 -> 355 - 359, median CFMalloc 4.5 - 4.6 ->
- * 3.5 - 3.6 ms, free chunks left 596,000 - 629,000 -> 305,000 (CMalloc; the fresh heap has
- * 262,144); the papers' tests 0.98x - 1.08x; test_stress 0 contended NULLs. The multi
- * variants' churn is 1.1x its first without it, and it made their papers 1.09x - 1.29x
- * slower (run 44 E). */
-#ifndef CLHEAP_FREE_REMERGE
-#define CLHEAP_FREE_REMERGE 1
-#endif
 /* After a free released the chunk at o (merged or not): if a neighbour is free now, claim
  * o back as a walker would (a walker that claimed it first wins, and we stop) and merge
  * once more, as a free does. One look and one CAS: bounded, no wait. */
@@ -477,22 +447,6 @@ static CLHEAP_INLINE int clheap_circular_moves_rover(CLHEAP_GLOBAL clheap_u32 *h
     return units >= (h[CLHEAP_HDR_PRESPLIT_ARG] >> clheap_circular_floor_level(h));
 }
 
-/* Where a claim that ends at `next` leaves the roving offset: there, or, with
- * CLHEAP_ROVER_HOME_PAST_FLOOR (off by default), at home if next lies past the pre-split
- * level at 3/4 of the levels, where chunks hold one or two warp claims of 16 - 64 B
- * (single offset, binary pre-split only). Why it exists: clheap_circular_moves_rover
- * keeps the offset from moving on claims of small chunks, but claims of the floor
- * level's chunks still carry it to the floor's end, and on the scheduled C11 core
- * (tests/core_churn.c: paced lanes, 40 launches of 8,192 warps on 256 MiB, two seeds;
- * bench/results/core-churn/) the offset crept there launch by launch and every fifth or
- * sixth launch walked the small levels. With the rule: CMalloc's slowest launch 2.00x,
- * 1.67x -> 1.24x, 1.38x its first, all launches' shared accesses 3% - 7% fewer, the
- * median launch the same; CFMalloc's slowest 1.45x, 1.74x -> 1.33x, 1.38x. Why it is
- * off: not yet measured on a GPU, and H100 run 44 D found that sending the offset home
- * before every launch left CMalloc's median launch as it was there. */
-#ifndef CLHEAP_ROVER_HOME_PAST_FLOOR
-#define CLHEAP_ROVER_HOME_PAST_FLOOR 0
-#endif
 static CLHEAP_INLINE clheap_u32 clheap_circular_rover_after(CLHEAP_GLOBAL clheap_u32 *h, int multi, clheap_u32 next,
                                                             clheap_u32 home)
 {

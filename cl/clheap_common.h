@@ -4,27 +4,8 @@
 #define CLHEAP_COMMON_H
 
 #include "clheap_port.h"
+#include "clheap_config.h"
 #include "clheap_layout.h"
-
-/* Bounds on every search, so that a full heap answers NULL in bounded time. The
- * CircularMalloc family's walk that meets a header merged away under it steps back to
- * the header it came from (whose next now skips the dead one: no ground is lost), or,
- * if that one went too, restarts a lap. Restarts: with 8, 0.02% - 1.5% of the mallocs
- * of `clheap-bench churn` gave up contended in a heap 94% free, with 32 up to 0.008%,
- * with 128 none, at the same median launch time within 1.4x (H100 run 22, log-S10.txt).
- * Steps back have a budget of their own: they used to count as restarts, and since
- * frees merge back into their predecessors, a long walk of a large request through a
- * churning pool can meet more than 128 of them. test_stress on the H100 (65,536
- * work-items, 1 GiB, 5 x 10^6 operations, 40% - 45% of the pool live), contended NULLs
- * with steps back counted as restarts / apart: CMalloc 277 / 0, CFMalloc 1,028 / 0,
- * CMMalloc 3 / 0, CFMMalloc 18 / 0, churn times unchanged (run 45 A). On the scheduled
- * C11 core, 64 - 128 lanes of that test's sizes met 4 - 14 steps back per restart. */
-#ifndef CLHEAP_MAX_RESTARTS
-#define CLHEAP_MAX_RESTARTS 128
-#endif
-#ifndef CLHEAP_MAX_STEPS_BACK
-#define CLHEAP_MAX_STEPS_BACK 4096
-#endif
 
 static CLHEAP_INLINE void clheap_count_error(CLHEAP_GLOBAL clheap_u32 *h, int which)
 {

@@ -115,94 +115,6 @@
 
 #include "clheap_bitmap.h"
 
-#ifndef CLHEAP_PAGES_PASSES
-#define CLHEAP_PAGES_PASSES 6 /* rounds of looks: frames that breakers give back are found */
-#endif
-#ifndef CLHEAP_PAGES_NEAR
-#define CLHEAP_PAGES_NEAR 16 /* containers a take looks at from its end, per round */
-#endif
-#ifndef CLHEAP_PAGES_NEAR_BREAK
-#define CLHEAP_PAGES_NEAR_BREAK 16 /* containers a take looks at from the last break down, per round (0: none) */
-#endif
-#ifndef CLHEAP_PAGES_SWEEP
-#define CLHEAP_PAGES_SWEEP 256 /* containers the last round looks at */
-#endif
-#ifndef CLHEAP_PAGES_BREAKERS
-/* Whole segments broken at once before the next breaks are deferred: 2, or 1/512 of
- * the segments (CLHEAP_PAGES_BREAK_SHARE) if more. Why so few: each break leaves 64 - m
- * free frames that only later takes' looks find, and a burst's takes that found no fit
- * broke segments faster than the looks refilled them. Scheduled C11 core
- * (tests/test_core_burst.c: a warp's small requests of one class together, test_stress's
- * sizes, a fresh pool's first burst), bursts with a NULL among those asking for at most
- * 75% of the pool, 4 or 1/32 at once against these: 64 MiB and 8,192 lanes, 3 and 0 of 40
- * with sizes to 1 MiB, 13 and 0 of 40 to 2 MiB; 256 MiB and 32,768 lanes, 1 and 0, 7 and
- * 1 of 16. The small tier broke 140 - 170 segments instead of 230 - 265 in a 64 MiB
- * burst; the takes that find no segment to break look in F again (bounded passes, the
- * last one breaks regardless). H100 (run 47, test_stress's first round, 2^20 work-items
- * on 8 GiB, 64% of it asked for): 3, 6, 8 and 11 NULL for 1 - 2 MiB requests with 4 or
- * 1/32 and no look at the last break; 0 and 0 with these and the look; 17 and 19 with
- * 1/512 alone. 8 GiB throughput, 15 alternating rounds: malloc 0.997x the time in the
- * geometric mean, free 0.996x; 2^20 x 64 B and 256 B mallocs 1.15x and 1.09x slower. */
-#define CLHEAP_PAGES_BREAKERS 2
-#endif
-#ifndef CLHEAP_PAGES_BREAK_SHARE
-#define CLHEAP_PAGES_BREAK_SHARE 512
-#endif
-#ifndef CLHEAP_PAGES_BY_ENDS
-/* 1: pieces of up to a segment from the pool's low end, larger ones from its high end;
- * 0: anywhere, at random. Under churn, small blocks landing in every region leave large
- * requests no whole piece (H100, test_stress, 2^20 work-items, 16 GiB heap: 84,059 NULL
- * for 256 KiB - 2 MiB requests with at most 48% of the pool live). */
-#define CLHEAP_PAGES_BY_ENDS 1
-#endif
-#ifndef CLHEAP_PAGES_WIDTH_SEGMENTS
-/* A take starts in one of the containers nearest its end, 1 per this many segments of
- * the pool (at least 1, at most 64), and where there are several it picks a fit in the
- * container at random: concurrent takers then clear bits of different words instead of
- * queueing on one. Small pools keep exact first fit from the end, which packs best
- * (32 MiB pool, test_tier's mixed burst at 74%: random fits there left no 16 whole
- * segments in a row for a 1 MiB request). */
-#define CLHEAP_PAGES_WIDTH_SEGMENTS 4096
-#endif
-#ifndef CLHEAP_PAGES_BEST_FIT_SEGMENTS
-/* Pools of at most this many segments (4096: 256 MiB of 1 KiB frames) place large
- * requests (more than a segment) by best fit over frames (clheap_pages_take_region: a
- * scan of at most 64 words), larger pools first nearest the high end, where concurrent
- * takes spread over several containers (CLHEAP_PAGES_WIDTH_SEGMENTS), and by best fit
- * only when that finds nothing. Why the difference: in a small pool a large request is
- * a sizable share of it, and placement decides whether the next one fits; in a large
- * pool, a scan of every segment by each of thousands of concurrent requests that all
- * pick the same best fit would cost more than it saves. */
-#define CLHEAP_PAGES_BEST_FIT_SEGMENTS 4096
-#endif
-#ifndef CLHEAP_PAGES_RUN_TRIES
-#define CLHEAP_PAGES_RUN_TRIES 8 /* scans for a run of segments (concurrent claims collide) */
-#endif
-#ifndef CLHEAP_PAGES_REGION_TRIES
-/* Best-fit scans a large request makes in a pool of at most CLHEAP_PAGES_BEST_FIT_SEGMENTS
- * before it goes on to the frontier and the runs nearest the high end. A scan whose
- * claim failed lost to a concurrent request that took frames of the same region; the
- * next scan sees them taken and finds the best fit that is left (often the rest of that
- * region, beside the winner). The ways after it place without looking at fits: a range
- * below the high frontier lands in the middle of a free stretch, the runs nearest the
- * end cut up the stretch there, and a later 1 MiB request finds no piece. With 2 scans
- * a third of test_tier's large requests took those ways, and its mixed rounds at 75%
- * got a NULL in 5 of 48 H100 runs and in 8 of 600 replays on the scheduled C11 core (64
- * lanes; 300 size seeds, 300 schedules of the test's); with 16, in none of 48 (H100 run
- * 40) nor of the 600. A scan is (segments / 64) loads: at most 64 here. */
-#define CLHEAP_PAGES_REGION_TRIES 16
-#endif
-
-#ifndef CLHEAP_PAGES_FRONTIER_TRIES
-/* Adds on a frontier before the other ways: a range whose segment another request is
- * moving from W to F (its rest not in F yet) fails, and the next range usually does not.
- * tests/test_core_schedule.c (one shared access at a time by a random one of 128
- * threads, each filling a 64 MiB pool until its first NULL, as the oom benchmark's
- * launch does): one add filled 56% - 79% of the pool with 17 KiB - 200,000 B requests,
- * four fill 86% - 99%. */
-#define CLHEAP_PAGES_FRONTIER_TRIES 4
-#endif
-
 #define CLHEAP_PAGES_SEGMENT 64u /* frames per segment: one container of F */
 
 static CLHEAP_INLINE clheap_u32 clheap_pages_segments_desc(CLHEAP_GLOBAL clheap_u32 *h)
@@ -894,10 +806,6 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_find_stretch(CLHEAP_GLOBAL clheap_u
     }
     return CLHEAP_BM_FAIL;
 }
-
-#ifndef CLHEAP_PAGES_STRETCH_TRIES
-#define CLHEAP_PAGES_STRETCH_TRIES 2 /* scans for a stretch (a concurrent take may claim part of one) */
-#endif
 
 /* The same, counted in CLHEAP_HDR_PAGES_USED (U). */
 static CLHEAP_INLINE clheap_u32 clheap_pages_take_near(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frames, clheap_u32 seed,

@@ -113,25 +113,6 @@
 
 #include "clheap_blocks.h"
 
-#ifndef CLHEAP_TIER_CLOSE_TRIES
-#define CLHEAP_TIER_CLOSE_TRIES 8
-#endif
-/* Hints a request adds on before it falls back: its own, then the next slot's while its
- * own is used up or being opened. Why: a request that meets its hint being reopened
- * searches the class's blocks and often opens one, a page-tier take of its own, and the
- * hints of a class run out at about the same time. H100, 2^20 x mixed 16 B - 4 KiB,
- * warm: 15% of a launch's class groups met a busy hint and 2.2% of lanes then went
- * alone; with a second look 0.57 ms instead of 0.64 (with the two changes beside it,
- * see clheap_tier_take_finish and clheap_tier_take_begin, 0.42-0.45). */
-#ifndef CLHEAP_TIER_HINT_LOOKS
-#define CLHEAP_TIER_HINT_LOOKS 2
-#endif
-/* Segment containers a hint's next run is first looked for in, from where its last run
- * ended (see clheap_tier_take_begin). */
-#ifndef CLHEAP_TIER_NEAR_LOOKS
-#define CLHEAP_TIER_NEAR_LOOKS 4
-#endif
-
 static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u64 *clheap_tier_hint_at(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c,
                                                                    clheap_u32 slot)
 {
@@ -194,12 +175,6 @@ static CLHEAP_INLINE void clheap_tier_list_run(CLHEAP_GLOBAL clheap_u32 *h, clhe
         }
     }
 }
-
-/* 1: a run opened for one request gives its unwanted slots back as a user's free does
- * (clheap_tier_release_run); 0: at once. */
-#ifndef CLHEAP_TIER_RELEASE_LATER
-#define CLHEAP_TIER_RELEASE_LATER 1
-#endif
 
 /* Frees the slots [from, blocks * CAPACITY(c)) of a run nobody hands out any more:
  * settling its blocks at once (`later` 0: a closed run, whose closer searches them
@@ -362,22 +337,6 @@ static CLHEAP_INLINE void clheap_tier_settle_container(CLHEAP_GLOBAL clheap_u32 
         clheap_tier_settle_block(h, k * 64u + clheap_ctz64(bits));
 }
 
-/* How much settling who does (see the top of this file): a request that opens frames
- * for blocks settles CLHEAP_TIER_SETTLE_PER_SEGMENT containers of the unsettled bitmap
- * per segment it opened, from a shared cursor, so the cursor passes the whole bitmap
- * each time half the pool's worth of blocks is opened; a request whose take found no
- * frames settles CLHEAP_TIER_SETTLE_LOOKS containers and tries again; the last resort
- * before a NULL settles every container. Why in proportion to what is opened: in run 37
- * (H100) only failing requests settled, one container each, after the page tier had run
- * dry; every launch that took half the pool then spent 40 - 80 ms on it (2^20 x 4 KiB:
- * 1.4 -> 79 ms), and the late, scattered returns cost test_tier a NULL. */
-#ifndef CLHEAP_TIER_SETTLE_PER_SEGMENT
-#define CLHEAP_TIER_SETTLE_PER_SEGMENT 2
-#endif
-#ifndef CLHEAP_TIER_SETTLE_LOOKS
-#define CLHEAP_TIER_SETTLE_LOOKS 64
-#endif
-
 /* Containers of the unsettled bitmap. */
 static CLHEAP_INLINE clheap_u32 clheap_tier_settle_containers(CLHEAP_GLOBAL clheap_u32 *h)
 {
@@ -485,11 +444,6 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_least_frames(CLHEAP_GLOBAL clheap_u3
 {
     return h[CLHEAP_HDR_TIER_TYPED] ? h[CLHEAP_HDR_CLASS_FRAMES + c] : clheap_tier_piece_frames(h, c);
 }
-
-#ifndef CLHEAP_TIER_PIECES_POOL_FRAMES
-/* Pools of at most this many frames take pieces for every class (see below). */
-#define CLHEAP_TIER_PIECES_POOL_FRAMES (1u << 21)
-#endif
 
 /* Whether `want` requests of class c that found no block with a free slot take pieces,
  * large allocations of their own frames, rather than open a block: in a pool too small

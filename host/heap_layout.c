@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../cl/clheap_config.h"
 #include "../cl/clheap_layout.h"
 
 _Static_assert(CLHEAP_UNIT_BYTES == CLHEAP_UNIT, "host and device units agree");
@@ -135,52 +136,6 @@ static uint32_t tier_segment_order(uint64_t frames)
     return frames < 64 ? 0 : 6;
 }
 
-/* TierAlloc's runs (cl/clheap_tier.h): blocks opened together for one hint, up to
- * CLHEAP_TIER_RUN_FRAMES frames. Why 1024 (16 segments): with runs of one segment a
- * work-group's warps used up their hint's run several times per launch, and each
- * opening was on the launch's critical path while the group's other warps fell back
- * (H100, same run, TierAlloc+warp vs Gallatin malloc: 2^12 x 1 KiB 0.48x, mixed 16 B -
- * 4 KiB 0.31x; 2^20 x 16 B 0.87x; with 1024 frames 1.42x, 1.04x, 2.03x). What all of a
- * class's hints hold stays under 1/128 of the pool (it is given back when a malloc would
- * fail, but under a burst that is late): first fewer blocks per run, then fewer hint
- * slots, down to none (the class then uses blocks alone). */
-#ifndef CLHEAP_TIER_RUN_FRAMES
-#define CLHEAP_TIER_RUN_FRAMES 1024
-#endif
-/* The 1/128 above. 1/64 (H100, warm, median of 8 launches): 2^20 x 64 B malloc 0.094 ms
- * instead of 0.16, mixed 16 B - 4 KiB 0.56 instead of 0.61, other shapes within noise;
- * 1/128 kept, for half the memory held in runs. */
-#ifndef CLHEAP_TIER_RUN_SHARE
-#define CLHEAP_TIER_RUN_SHARE 128
-#endif
-/* Large pools, of CLHEAP_TIER_LARGE_POOL_FRAMES frames or more (2 GiB of 1 KiB frames):
- * runs of up to CLHEAP_TIER_LARGE_RUN_FRAMES, each class's hints holding up to
- * 1/CLHEAP_TIER_LARGE_RUN_SHARE of the pool. Why: at 8 GiB the share of 1/128 cut every
- * class's runs to 512 frames (64 slots x 1024 frames is just over it), and the classes
- * of few slots a block reopened a run almost every launch: 128 slots of 4 KiB a run,
- * where the 4 KiB requests of four work-groups share a hint (H100 run 35, 2^16 x mixed
- * 16 B - 4 KiB malloc: 102 us with runs of 512 frames, 77 with 1024, 17 with 2048;
- * Gallatin 65; the other shapes' malloc 0.87x in the geometric mean, free unchanged).
- * Why not in every pool: with 1/32 and 2048 frames everywhere, test_tier's mixed 16 B -
- * 1 MiB at 75% of a 32 MiB pool got a NULL (the largest free piece 255 KiB). In a large
- * pool what hints hold is a small part of it, and it is given back before any malloc
- * reports the heap full. */
-#ifndef CLHEAP_TIER_LARGE_POOL_FRAMES
-#define CLHEAP_TIER_LARGE_POOL_FRAMES (1u << 21)
-#endif
-#ifndef CLHEAP_TIER_LARGE_RUN_FRAMES
-#define CLHEAP_TIER_LARGE_RUN_FRAMES 2048
-#endif
-#ifndef CLHEAP_TIER_LARGE_RUN_SHARE
-#define CLHEAP_TIER_LARGE_RUN_SHARE 32
-#endif
-/* Hint slots per class: one per compute unit, at most 64. Why the cap: 132 slots (the
- * H100's compute units) of runs of 16 segments per class opened and held 9 x 132 runs at
- * once for mixed sizes, and malloc at 2^18 and 2^20 work-items ran 4.5 and 1.8 times
- * slower than with 64 (or with runs of one segment). */
-#ifndef CLHEAP_TIER_MAX_HINT_SLOTS
-#define CLHEAP_TIER_MAX_HINT_SLOTS 64
-#endif
 static void plan_runs(uint32_t *h, uint64_t frames)
 {
     int large = frames >= CLHEAP_TIER_LARGE_POOL_FRAMES;
