@@ -996,6 +996,8 @@ clheap_status clheap_heap_stats_json(const clheap_heap_stats *s, char *buf, size
     clheap_json_str(&j, "allocator", name ? name : "unknown");
     clheap_json_u64(&j, "heap_bytes", s->heap_bytes);
     clheap_json_u64(&j, "pool_bytes", s->pool_bytes);
+    clheap_json_u64(&j, "live_bytes", s->live_bytes);
+    clheap_json_u64(&j, "held_bytes", s->held_bytes);
     clheap_json_u64(&j, "used_chunks", s->used_chunks);
     clheap_json_u64(&j, "free_chunks", s->free_chunks);
     clheap_json_u64(&j, "requested_bytes", s->requested_bytes);

@@ -688,6 +688,33 @@ clheap_status clheap_heap_repair_image(uint32_t *w, uint64_t unit_count, uint64_
     return CLHEAP_SUCCESS;
 }
 
+/* The bump allocators: the counter's prefix of the pool is used. */
+static void walk_bump(const uint32_t *w, clheap_heap_stats *s)
+{
+    uint64_t bump;
+    memcpy(&bump, w + CLHEAP_HDR_BUMP, sizeof bump);
+    uint64_t capacity = (uint64_t)w[CLHEAP_HDR_POOL_END] - w[CLHEAP_HDR_POOL_START];
+    uint64_t used = bump < capacity ? bump : capacity;
+    s->used_bytes = used * CLHEAP_UNIT;
+    s->free_bytes = (capacity - used) * CLHEAP_UNIT;
+    s->largest_free_bytes = s->free_bytes;
+    s->free_chunks = s->free_bytes != 0;
+}
+
+/* used_bytes = live_bytes + held_bytes: the block kinds' live objects are their slots
+ * and their large allocations' frames; every other kind's used regions are all live. */
+static void split_used(clheap_heap_stats *s)
+{
+    s->live_bytes = s->used_bytes;
+    if (s->class_count) {
+        s->live_bytes = s->large_bytes;
+        for (uint32_t c = 0; c < s->class_count && c < 32; c++)
+            s->live_bytes += s->class_objects[c] * s->class_bytes[c];
+    }
+    s->live_bytes = s->live_bytes < s->used_bytes ? s->live_bytes : s->used_bytes;
+    s->held_bytes = s->used_bytes - s->live_bytes;
+}
+
 clheap_status clheap_heap_walk(const uint32_t *w, uint64_t unit_count, clheap_heap_stats *stats,
                                char *what, size_t len)
 {
@@ -714,20 +741,16 @@ clheap_status clheap_heap_walk(const uint32_t *w, uint64_t unit_count, clheap_he
     s->pool_begin_bytes = (uint64_t)first * CLHEAP_UNIT;
     s->pool_bytes = (uint64_t)(end - first) * CLHEAP_UNIT;
     clheap_heap_errors_from_header(w, &s->errors);
+    clheap_status status = CLHEAP_SUCCESS;
     if (clheap_allocator_is_bitmap(a))
-        return walk_bitmap_kind(w, unit_count, s, what, len);
-    if (clheap_allocator_is_circular(a))
-        return walk_circular(w, clheap_allocator_is_fused(a), s, what, len);
-    if (a == CLHEAP_FREE_HEAP)
-        return walk_freeheap(w, unit_count, s, what, len);
-
-    uint64_t bump;
-    memcpy(&bump, w + CLHEAP_HDR_BUMP, sizeof bump);
-    uint64_t capacity = end - first;
-    uint64_t used = bump < capacity ? bump : capacity;
-    s->used_bytes = used * CLHEAP_UNIT;
-    s->free_bytes = (capacity - used) * CLHEAP_UNIT;
-    s->largest_free_bytes = s->free_bytes;
-    s->free_chunks = s->free_bytes != 0;
-    return CLHEAP_SUCCESS;
+        status = walk_bitmap_kind(w, unit_count, s, what, len);
+    else if (clheap_allocator_is_circular(a))
+        status = walk_circular(w, clheap_allocator_is_fused(a), s, what, len);
+    else if (a == CLHEAP_FREE_HEAP)
+        status = walk_freeheap(w, unit_count, s, what, len);
+    else
+        walk_bump(w, s);
+    split_used(s);
+    return status;
 }
+

@@ -9,9 +9,11 @@ docs = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
 if not docs:
     sys.exit("no document")
 for d in docs:
-    for key in ("kind", "version", "used_bytes", "free_bytes", "allocator", "errors"):
+    for key in ("kind", "version", "used_bytes", "free_bytes", "allocator", "live_bytes", "held_bytes", "errors"):
         if key not in d:
             sys.exit(f"{d.get('allocator')}: no {key}")
+    if d["live_bytes"] + d["held_bytes"] != d["used_bytes"]:
+        sys.exit(f"{d['allocator']}: live + held is not used")
     for c in d.get("classes", []):
         if set(c) != {"bytes", "capacity", "blocks", "objects"}:
             sys.exit(f"{d['allocator']}: class fields {sorted(c)}")

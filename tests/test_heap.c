@@ -333,6 +333,10 @@ static void random_rounds_never_overlap(void **state)
         clheap_heap_stats s = stats_of(t);
         if (live_allocations(t->allocator, &s) >= 0)
             assert_int_equal(live_allocations(t->allocator, &s), 0);
+        /* What is used once everything is freed is the allocator's, none of it live. */
+        assert_int_equal(s.live_bytes + s.held_bytes, s.used_bytes);
+        if (can_free(t->allocator))
+            assert_int_equal(s.live_bytes, 0);
         if (is_circular(t->allocator))
             assert_int_equal(s.free_bytes, s.pool_bytes);
     }
@@ -504,6 +508,11 @@ static void stats_json_is_complete(void **state)
              (unsigned long long)s.used_bytes, (unsigned long long)s.free_bytes);
     assert_ptr_equal(strstr(json, head), json);
     assert_non_null(strstr(json, "\"errors\": {\"out_of_memory\": "));
+    char split[128];
+    snprintf(split, sizeof split, "\"live_bytes\": %llu, \"held_bytes\": %llu", (unsigned long long)s.live_bytes,
+             (unsigned long long)s.held_bytes);
+    assert_non_null(strstr(json, split));
+    assert_int_equal(s.live_bytes + s.held_bytes, s.used_bytes);
     assert_non_null(strstr(json, "\"contended\": 0}}"));
     char field[256];
     for (uint32_t c = 0; c < s.class_count; c++) { /* every class, in order, with its own counts */

@@ -98,6 +98,11 @@ typedef struct clheap_heap_stats {
     uint64_t pool_bytes;         /**< what allocations come from */
     uint64_t used_bytes, used_chunks;   /**< allocated regions, headers included */
     uint64_t free_bytes, free_chunks;   /**< free regions, headers included */
+    uint64_t live_bytes; /**< of used_bytes, what live allocations take: their chunks or slots
+                              (headers included), and large allocations' frames */
+    uint64_t held_bytes; /**< of used_bytes, what the allocator holds beside them: the free
+                              slots of its blocks, runs, blocks left to settle (TierAlloc and
+                              BlockAlloc; clheap_heap_trim gives back what it can) */
     uint64_t requested_bytes;    /**< sum of the sizes malloc was asked for (circular family) */
     uint64_t largest_free_bytes;
     double internal_fragmentation; /**< eq. 2: mean over allocated regions of (size - request) / size */
@@ -273,7 +278,8 @@ clheap_status clheap_heap_enqueue_free(clheap_heap *heap, cl_command_queue queue
                                        cl_event *event);
 
 /** The stats as one JSON object in the shape of clheap_cache_stats_json's (buffer rules
- * there): {"kind": "heap", "version": 2, "used_bytes", "free_bytes", the allocator and
+ * there): {"kind": "heap", "version": 2, "used_bytes", "free_bytes", the allocator,
+ * "live_bytes" and "held_bytes" and
  * the other stats; BlockAlloc and TierAlloc: "stale_hints", "slot_fragmentation" and
  * "classes": [{"bytes", "capacity", "blocks", "objects"} per class]; TierAlloc: "pages":
  * {its page tier's stats, named as in clheap_heap_stats}; last "errors": {the device's
