@@ -87,8 +87,8 @@ static CLHEAP_INLINE clheap_u32 clheap_ptx_shfl(clheap_u32 mask, clheap_u32 v, c
 /* Brings the lanes of `mask` together again after one of them took a branch alone.
  * Needed before the shuffles that follow it: NVIDIA's OpenCL compiler treats its own
  * reconvergence point as enough and issues those shuffles without a wait, which fails
- * when another group of the same warp runs the same code meanwhile (measured on the
- * H100: lanes read a leader that had not arrived, and reserved slots leaked). */
+ * when another group of the same warp runs the same code meanwhile (seen on a GPU:
+ * lanes read a leader that had not arrived, and reserved slots leaked). */
 static CLHEAP_INLINE void clheap_ptx_syncwarp(clheap_u32 mask)
 {
     asm volatile("bar.warp.sync %0;" ::"r"(mask));
@@ -108,7 +108,7 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_malloc_warp(__global clheap_u32 
     }
     clheap_u32 need = payload + 1u;
     /* Only small requests are combined: a warp's sum of large ones needs a large chunk,
-     * which takes a long walk to find (measured: 256 B requests ran 40x slower). */
+     * which takes a long walk to find (combined, 256 B requests ran many times slower). */
     int small = need <= CLHEAP_WARP_COALESCE_UNITS;
     clheap_u32 mask = clheap_ptx_match(clheap_ptx_activemask(), small ? 1u : 2u);
     if (!small)
@@ -157,9 +157,9 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_malloc_warp(__global clheap_u32 
     }
     /* No lane leaves with its address before every part's header is written and the chain
      * linked: under independent thread scheduling a lane that freed its part at once
-     * could meet no header there (counted as a bad free, the part leaked). Never seen on
-     * the H100 (2^20 x 30 launches), but only this sync makes it impossible: bar.warp.sync
-     * orders the leader's writes before the lanes' later accesses. */
+     * could meet no header there (counted as a bad free, the part leaked). Never seen on a
+     * GPU, but only this sync makes it impossible: bar.warp.sync orders the leader's
+     * writes before the lanes' later accesses. */
     clheap_ptx_syncwarp(mask);
     return base + offset + 1u;
 }
@@ -170,14 +170,14 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_malloc_warp(__global clheap_u32 
  * coalesced parts, freed together) leave one free chunk, not one per lane. Free merges
  * only forward, and lanes freeing in lockstep all find their successor still in use, so
  * a launch that mallocs and frees per warp left 32 chunks of 2 - 5 units per warp claim;
- * the next launches' warp claims walked ever longer over them (H100, `clheap-bench
- * churn`, CMMalloc: 4 ms for the first launch, 1.9 s for the fifth, 33 s for the 16th).
+ * the next launches' warp claims walked ever longer over them (`clheap-bench churn`'s
+ * launches grew from milliseconds to many seconds).
  * A lane whose chunk begins where another lane's ends frees it plainly; after a warp
  * sync, every other lane, which owns the chunk before such a run, swallows the run (its
  * length found by pointer jumping over the lanes) and, as every free does, one free
  * chunk after it, no more: absorbing up to 32 chunks let a lone lane merge away the
- * pre-split chunks other walkers stood on (H100, the papers' Alloc-Dealloc with one
- * lane a warp: 66 us, 15 us with the exact run). An absorb lost to a walker's claim
+ * pre-split chunks other walkers stood on (the papers' Alloc-Dealloc with one lane a
+ * warp ran several times slower than with the exact run). An absorb lost to a walker's claim
  * ends the run there. The one free chunk after the run, and the merge of the whole into
  * a free chunk before it, stop at walls as every free's merges do (cl/clheap_circular.h). */
 static CLHEAP_INLINE void clheap_circular_free_warp(__global clheap_u32 *h, __global void *ptr)
@@ -226,8 +226,7 @@ static CLHEAP_INLINE clheap_u64 clheap_ptx_shfl64(clheap_u32 mask, clheap_u64 v,
 }
 
 /* The bits of the slots (0..63) the lanes of mask name. With redux (sm_80) two
- * instructions; without it a shuffle per lane (H100, 2^20 frees of 16 B: 0.068 ms with
- * the shuffles, 0.046 with redux). */
+ * instructions; without it a shuffle per lane, which made small frees markedly slower. */
 static CLHEAP_INLINE clheap_u64 clheap_ptx_slot_bits(clheap_u32 mask, clheap_u32 slot)
 {
 #ifdef CLHEAP_HAVE_REDUX

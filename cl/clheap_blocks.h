@@ -93,10 +93,10 @@ static CLHEAP_INLINE clheap_u32 clheap_bitmap_malloc_unit(CLHEAP_GLOBAL clheap_u
         return 0u;
     }
     clheap_u32 slot = clheap_bm_try_find_and_clear(h, CLHEAP_BM_FREE, seed);
-    /* Random descents lose races when many work-items search at once (H100 run 23: 69,945
-     * NULLs, all called out of memory, in 10^8 random operations with at most half of the
-     * slots in use): sweep containers in order before giving up, and call a failure while
-     * the top level still shows free slots contended. */
+    /* Random descents lose races when many work-items search at once (under a random
+     * stress with at most half of the slots in use they answered NULL, called out of
+     * memory): sweep containers in order before giving up, and call a failure while the
+     * top level still shows free slots contended. */
     if (slot == CLHEAP_BM_FAIL)
         slot = clheap_bm_sweep(h, CLHEAP_BM_FREE, seed ^ 0x5bd1e995u, CLHEAP_BITMAP_SWEEP, 1);
     if (slot == CLHEAP_BM_FAIL) {

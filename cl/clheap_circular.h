@@ -21,13 +21,12 @@
  * everything it took gives back the fresh heap's pre-split chunks, not one chunk as
  * large as the pool that every walker would queue on; walks merge across walls when a
  * request needs it. Why: free merged only forward, so a chunk freed before its
- * successor stayed apart from it; under steady churn (2^20 work-items each mallocing
- * and freeing 16 - 64 B, launch after launch on 1 GiB) the list kept one free chunk per
- * warp claim, about 700,000 after a lap of the pool, and each launch's walks merged
- * and split them again: H100, every launch after the rover's first lap took 1.3x -
- * 4.5x the first (issue 11, run 22). With merges back and the roving offset left where
- * claims put it (clheap_circular_rover_survives), H100 run 43: median launch CMMalloc
- * 1.4 ms (was 6.5), CFMMalloc 1.1 (4.6), CFMalloc 4.6 (7.1), CMalloc 12.5 (13.4).
+ * successor stayed apart from it; under steady churn (many work-items each mallocing
+ * and freeing small requests, launch after launch) the list kept one free chunk per
+ * warp claim, and each launch's walks merged and split them again, so every launch after
+ * the rover's first lap was slower than the first. Merges back and the roving offset
+ * left where claims put it (clheap_circular_rover_survives) brought the launches back
+ * near the first's time (docs/performance.md, churn).
  *   prev is written only by the owner of the chunk before (a claimer that splits, an
  *   absorbing owner, a free that merges back, the leader of a warp claim), so when no
  *   kernel runs every chunk's prev is its predecessor (the first chunk's 0, the
@@ -125,14 +124,11 @@ static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u32 *clheap_rover(CLHEAP_GLOBAL clheap
 /* A merge killed the header at `dead` (its bytes now belong to `survivor`): the roving
  * offset, if it named it, names the survivor instead; otherwise merges leave it alone.
  * Why: merges used to store the chunk after the merged one there, which sent the next
- * claims back into the stretch that frees were coalescing, among chunks still in use.
- * H100 run 43, clheap-bench churn (100 launches of 2^20 work-items x 16 - 64 B, 1 GiB),
- * median launch with merges moving it / leaving it: CMMalloc 3.1 / 1.4 ms, CFMMalloc
- * 2.3 - 2.6 / 1.1, CFMalloc 6.5 - 6.7 / 4.6 (CMalloc 13 either way). The papers'
- * Alloc-Cycle-Dealloc over iterations with one allocating work-item per warp, whose
- * frees could be reused at once, pays: 1.12x the old time with merges moving it, 1.47x
- * leaving it (CMalloc, CFMalloc). Sending the offset home at its sub-heap's end (multi)
- * made PoCL's clheap-life 2.7x slower on a full 1 MiB heap and the churn no faster. */
+ * claims back into the stretch that frees were coalescing, among chunks still in use;
+ * leaving it halved the multi variants' median churn launch. The papers'
+ * Alloc-Cycle-Dealloc with one allocating work-item per warp, whose frees could be
+ * reused at once, pays for it (CMalloc, CFMalloc). Sending the offset home at its
+ * sub-heap's end (multi) made clheap-life slower on a full heap and the churn no faster. */
 static CLHEAP_INLINE void clheap_circular_rover_survives(CLHEAP_GLOBAL clheap_u32 *h, int multi, clheap_u32 dead,
                                                          clheap_u32 survivor)
 {
@@ -428,17 +424,13 @@ static CLHEAP_INLINE void clheap_circular_remerge(CLHEAP_GLOBAL clheap_u32 *h, i
  * single-offset variants over a binary pre-split, only a chunk at least that of the
  * pre-split level at 3/4 of the levels, or 8 times the request. Why: the offset crept
  * level by level through the pre-split, and once a lap it reached the last levels, whose
- * chunks (450 - 900 B in 1 GiB) are smaller than a warp's claim; every walker then
- * merged chunks to fit, and that launch took 100 - 200 ms against a median of 5 - 13.
- * H100 run 45 G (clheap-bench churn, 100 launches, two rounds), slowest launch / all 100
- * launches, moving on every claim against this rule: CMalloc 121 - 185 / 1,476 - 1,490
- * ms against 23 - 26 / 1,322 - 1,368, CFMalloc 111 / 729 - 734 against 6 / 461; the
- * papers' tests 0.76x - 1.16x (one round; 1.32x - 1.36x for 65 KiB requests, which this
- * rule leaves as they were). A floor alone (4096 units, or the level at 3/4 for every
- * variant: parts C - F) kept the offset on a few chunks where requests are tiny: the
- * papers' Alloc-Cycle-Dealloc of 4 B got 1.2x - 2.3x slower in heaps of 1 - 16 MiB,
- * and 1.7x - 9x for the multi variants, whose churn has no such launch (slowest 3 ms
- * against a median of 1.1 - 1.4), so they move it on every claim as before. */
+ * chunks are smaller than a warp's claim; every walker then merged chunks to fit, and
+ * that launch took many times the median. With this rule the slowest churn launches came
+ * down to a few times the median, and the papers' tests stayed about as they were. A
+ * floor alone (a fixed size, or the level at 3/4 for every variant) kept the offset on a
+ * few chunks where requests are tiny, and small requests in small heaps got slower, the
+ * multi variants' most; their churn has no such launch, so they move it on every claim
+ * as before. */
 static CLHEAP_INLINE int clheap_circular_moves_rover(CLHEAP_GLOBAL clheap_u32 *h, int multi, clheap_u32 units,
                                                      clheap_u32 need)
 {
@@ -667,9 +659,9 @@ static CLHEAP_INLINE void clheap_presplit_chunk(CLHEAP_GLOBAL clheap_u32 *h, clh
  * larger one): the sentinel moves to new_sentinel and the new space, from the old
  * sentinel on, becomes free chunks cut at multiples of `step` units from the pool's
  * first unit (the walls there, clheap_circular_on_wall; the last takes the rest), so the
- * list takes it in. Why chunks: as one chunk, the H100's 2,000 concurrent retries of
- * 512 B requests all walked to it and split it one at a time; after four growths to
- * 16 MiB, 1,300 - 1,600 still gave up. */
+ * list takes it in. Why chunks: as one chunk, a GPU's thousands of concurrent retries
+ * all walked to it and split it one at a time, and after several growths many still
+ * gave up. */
 static CLHEAP_INLINE void clheap_circular_grow(CLHEAP_GLOBAL clheap_u32 *h, int fused, clheap_u32 new_sentinel,
                                                clheap_u32 step)
 {

@@ -100,8 +100,8 @@
 /* TierAlloc: the frames the page tier has handed out (cl/clheap_pages.h, P5), the sum
  * (mod 2^32) of CLHEAP_PAGES_USED_STRIPES words a 128-byte line apart, before the hints;
  * a take or release adds to the stripe of its first frame's segment. Why striped: one
- * word took an add from every block a launch emptied, and 2^20 frees of 4 KiB waited
- * on it (H100 run 39: 69 -> 117 us). */
+ * word took an add from every block a launch emptied, and a launch of frees that
+ * emptied many blocks waited on it. */
 #define CLHEAP_PAGES_USED_STRIPES 32u
 #define CLHEAP_PAGES_USED_STRIDE 32u
 /* Hints in the stripes' otherwise unused words (any value is valid; a fresh heap has 0):

@@ -3,8 +3,8 @@
  *
  * Why two levels and not a buddy system: blocks and runs are opened and emptied at
  * GPU rates, and a buddy system over 2^12-frame segments made each of them a chain of
- * up to 12 splits or merges (two dependent atomics per order). On the H100 that chain,
- * not the slot handout, set the time of a launch's frees and of its first mallocs.
+ * up to 12 splits or merges (two dependent atomics per order). On a GPU that chain, not
+ * the slot handout, set the time of a launch's frees and of its first mallocs.
  * Here a segment is 64 frames, exactly one 64-bit container of the frame bitmap, so a
  * block's frames are taken or given back with one atomic, and a segment that empties
  * moves up with one CAS.
@@ -45,13 +45,11 @@
  *             the low end soon holds segments with a few scattered free frames; the
  *             look from there spent its containers on them, and the takes that found
  *             nothing broke fresh segments, used a few frames of each and left the
- *             rest where no look reached (scheduled C11 core, 32,768 lanes, a warp's
- *             small requests of one class together, test_stress's first round on
- *             256 MiB: every segment broken, 85% of the frames of the upper half
- *             free, 159 - 171 NULL for 1 - 2 MiB requests; with this look 26 - 57;
- *             H100 run 46, with pieces (cl/clheap_tier.h): 107 -> 0). Why second:
- *             looking there first made 2^20 mixed 16 B - 4 KiB mallocs at 8 GiB,
- *             where the first look mostly finds a fit, 1.13 - 1.20x slower.
+ *             rest where no look reached (on the scheduled C11 core and on the GPU,
+ *             test_stress's first round broke every segment and left large requests
+ *             NULL with most of the upper half free; with this look, and pieces
+ *             (cl/clheap_tier.h), none). Why second: looking there first slowed the
+ *             mixed small mallocs, whose first look mostly finds a fit.
  *             A large request (not the small tier's) of m < 64 frames first tries
  *             the low frontier (up to CLHEAP_PAGES_FRONTIER_TRIES times): an add on
  *             CLHEAP_HDR_PAGES_LOW_FRONTIER hands it frames
@@ -61,10 +59,10 @@
  *             the last AND. Why: these requests broke a segment each and left
  *             64 mod m frames in it, which no other of them fits, and their looks
  *             from the low end met those first: one size of 17 - 63 frames, one
- *             request at a time, filled 40 - 88% of a 64 MiB pool before its first
- *             NULL (33 frames: 52% of any pool). Consecutive requests now lie end to
- *             end, as from a bump pointer. (A GPU burst's concurrent takes still race
- *             for the segments their ranges share: H100 run 26.)
+ *             request at a time, filled as little as half the pool before its first
+ *             NULL. Consecutive requests now lie end to end, as from a bump pointer.
+ *             (A GPU burst's concurrent takes still race for the segments their
+ *             ranges share.)
  *   take(64)  clear a W bit near the low end.
  *   take(m), m > 64   n = ceil(m / 64) segments: an aligned run of n W bits inside one
  *             container near the high end (the low end for the small tier's runs; one
@@ -280,7 +278,7 @@ static CLHEAP_INLINE void clheap_pages_release(CLHEAP_GLOBAL clheap_u32 *h, clhe
  * AND after it: the lanes of a warp whose frontier ranges share a segment clear its W
  * bit together, and once the warp reconverges the losers find the winner's frames in F.
  * With the AND in the losers' branch, run first, a GPU burst of 24 KiB requests broke
- * a segment for each loser (H100 run 26: NULL at 69% of a 64 MiB pool). Only the speed
+ * a segment for each loser and got NULL with a third of the pool free. Only the speed
  * depends on the order: an AND that comes first finds the bits gone and keeps nothing. */
 static CLHEAP_INLINE int clheap_pages_claim_part(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 s, clheap_u64 mask)
 {
@@ -364,9 +362,9 @@ static CLHEAP_INLINE clheap_u64 clheap_pages_beyond(clheap_u32 b, int high)
  * (then width must be 1). In a container the fit is chosen by seed
  * (spread = 1) or nearest the end. Aligned fits first, then any fit. Returns the first
  * bit's position, or FAIL with *stop the last container it looked at.
- * Why width: a launch's openers all take whole segments at once (65536 block openings
- * at 2^20 x 4 KiB), and on one container's 64 bits they queue (H100: 2^16 x 64 KiB took
- * 5.9 ms, 2.4x the buddy tier's time, which spread its splits over whole segments). */
+ * Why width: a launch's openers all take whole segments at once (tens of thousands of
+ * block openings in a large launch), and on one container's 64 bits they queue (large
+ * requests took over twice the time of a buddy tier, which spread its splits). */
 static CLHEAP_INLINE clheap_u32 clheap_pages_take_fit(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc, clheap_u32 m,
                                                       int high, int spread, clheap_u32 seed, clheap_u32 look,
                                                       clheap_u32 width, clheap_u32 *stop, clheap_u32 from)
@@ -417,8 +415,8 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_fit(CLHEAP_GLOBAL clheap_u32 *
         if (++seen >= look)
             return CLHEAP_BM_FAIL;
         /* Re-read which containers are not empty: under a burst the word read before
-         * names containers emptied since, and walking those used up the looks (H100,
-         * 2^12 x 256 KiB: most requests then ended in the scan of every segment). */
+         * names containers emptied since, and walking those used up the looks (most
+         * requests of a burst of large ones then ended in the scan of every segment). */
         if (levels > 1u)
             next = clheap_load64(clheap_bm_container(h, desc, 1u, word)) & clheap_pages_beyond(c, high);
         while (!next) { /* the next level-1 word towards the other end; an empty one counts as a look */
@@ -438,8 +436,8 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_fit(CLHEAP_GLOBAL clheap_u32 *
 
 /* m (1..64) frames. Fits in broken segments near the low end first; then a whole
  * segment, broken if m < 64. A burst of requests that all find no fit would each break
- * a segment (measured on the H100 with the former buddy tier: 277 requests of 16 B to
- * 1 MiB split every segment of a 32 MiB pool, and the 1 MiB ones got NULL at 74% load),
+ * a segment (the former buddy tier saw a few hundred mixed requests split every segment
+ * of a small pool, and the largest ones got NULL with a quarter of it free),
  * so while CLHEAP_PAGES_BREAKERS breaks (or 1/512 of the segments) are under way the
  * others look again for the frames those give back, for up to CLHEAP_PAGES_PASSES rounds;
  * the last round breaks regardless and looks further (bounded). */
@@ -715,8 +713,8 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_uncounted(CLHEAP_GLOBAL clheap
     clheap_u32 seg = CLHEAP_BM_FAIL, wdesc = clheap_pages_segments_desc(h);
     /* A container holds 64 / count such requests, so concurrent ones start over count
      * times as many containers and look through a whole level-1 word before the scan
-     * of every segment (H100, 2^12 x 256 KiB: 0.86 ms with the width of one-segment
-     * takes, most requests ending in that scan). */
+     * of every segment (with the width of one-segment takes most requests of a burst of
+     * large ones ended in that scan). */
     clheap_u32 width = clheap_pages_width(h), stop = 0u;
     int none = 0;
     if (!small) {
@@ -730,7 +728,7 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_uncounted(CLHEAP_GLOBAL clheap
         }
         /* Whole segments leave no frames for others to fill. In a small pool too, after
          * the best fit: concurrent requests all pick the same region, and the losers took
-         * two whole segments each for 65 frames (H100 run 26: NULL at 50% of 64 MiB). */
+         * two whole segments each for 65 frames, and got NULL with half the pool free. */
         if (f == CLHEAP_BM_FAIL && frames % CLHEAP_PAGES_SEGMENT)
             f = clheap_pages_take_frontier(h, frames, 1);
         if (f != CLHEAP_BM_FAIL)
@@ -748,8 +746,7 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_uncounted(CLHEAP_GLOBAL clheap
     /* Longer than a container holds, or none near the end had room. A small-tier run goes
      * on from where the look stopped, first fit: the best fit scans every segment, one
      * dependent load per 64, and once the low end was fragmented that scan set the launch
-     * time (H100, 8 GiB pool, malloc: 2^16 x 16 KiB 1.03 ms, now 0.20; 2^18 x 4 KiB 1.07,
-     * now 0.32; launches of mixed 16 B - 4 KiB that took 0.9-1.4 ms are gone). */
+     * time of large pools (several times the first-fit time). */
     if (seg == CLHEAP_BM_FAIL)
         seg = clheap_pages_take_segments(h, count, seed, CLHEAP_PAGES_BY_ENDS && !small && count > 64u,
                                          small && count <= 64u ? stop * 64u : CLHEAP_BM_FAIL);

@@ -60,16 +60,12 @@
  * the pool do not find it held by marked blocks), a large request or a class short of
  * frames before it would return NULL (bounded, then every container), and
  * clheap_heap_trim. Why only small launches: there the free's latency is the launch's
- * (H100 run 38, 2^12 x mixed 16 B - 4 KiB free: 18.8 -> 10.1 us), while a launch of 2^20
- * that left its blocks to the next made that one's mallocs 2 - 3x slower. Why only in a
- * pool that is mostly free: blocks given back late come back where the next takes no
- * longer look, and the large requests of a fuller pool then find no stretch long enough.
- * test_tier's mixed sizes to 1 MiB, brought back to 75% of a 32 MiB pool after frees
- * that take it from about 80% to 40% used, got a NULL in 5 of 22 H100 runs when frees
- * deferred below half the pool, in 1 of 22 without deferring (and for fcc6549, before
- * any of this), runs 38 - 39. Below a quarter, on the page tier of fa5828c (fewer breaks
- * at once, looks from the last break), 0 of 102 H200 runs got one, as without deferring
- * (run 48; 2^12 - 2^14 frees 0.49x - 0.92x the time, 16 KiB mallocs at 2^14 1.9x).
+ * (deferring nearly halves a small launch's free), while a large launch that left its
+ * blocks to the next made that one's mallocs several times slower. Why only in a pool
+ * that is mostly free: blocks given back late come back where the next takes no longer
+ * look, and the large requests of a fuller pool then find no stretch long enough
+ * (test_tier's mixed sizes to 1 MiB at 75% of its pool got NULLs when frees deferred
+ * below half the pool; below a quarter, none).
  *
  * Invariants when no kernel runs (verified by clheap_heap_check), beyond those of the
  * blocks and the pages:
@@ -179,8 +175,8 @@ static CLHEAP_INLINE void clheap_tier_list_run(CLHEAP_GLOBAL clheap_u32 *h, clhe
 /* Frees the slots [from, blocks * CAPACITY(c)) of a run nobody hands out any more:
  * settling its blocks at once (`later` 0: a closed run, whose closer searches them
  * next), or as a user's free does (a run opened for one request, its unwanted slots:
- * in a small launch, marking its blocks was 7 us less on the fallback path than making
- * them findable, H100 run 38, 2^12 x mixed 16 B - 4 KiB malloc). */
+ * in a small launch, marking its blocks is cheaper on the fallback path than making
+ * them findable). */
 static CLHEAP_INLINE void clheap_tier_release_run(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 run, clheap_u32 c,
                                                   clheap_u32 from, clheap_u32 blocks, int later)
 {
@@ -209,10 +205,10 @@ typedef struct {
 /* This request's hint slot: its work-group's, and while the launch has fewer groups than
  * slots, its group's 32-item slices spread over the slots left unused. Why: with 16
  * groups (2^12 x 4 KiB) a group's run of 128 slots lasted half of its 256 requests, and
- * the warps that came while it was reopened each opened runs of their own (H100, warm,
- * malloc: 0.023 ms; spread over 64 slots: 0.009). With as many groups as slots or more,
- * a slot serves whole groups, as before (spreading those too made 2^14 and 2^16
- * work-items of mixed sizes up to 4x slower). */
+ * the warps that came while it was reopened each opened runs of their own; spread over
+ * the slots they take less than half the time. With as many groups as slots or more, a
+ * slot serves whole groups, as before (spreading those too made mid-sized launches of
+ * mixed sizes several times slower). */
 static CLHEAP_INLINE clheap_u32 clheap_tier_hint_slot(clheap_u32 hints)
 {
     clheap_u32 groups = clheap_group_count();
@@ -453,34 +449,32 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_least_frames(CLHEAP_GLOBAL clheap_u3
  * byte of it wasted).
  * Why every class in small pools: the classes with a run per hint slot have herds too.
  * A launch's warps of one (class, hint slot) arrive while the first of them opens the
- * hint's run, and each other one found no block and opened its own (scheduled C11 core,
- * 32,768 lanes, a warp's small requests of one class together, test_stress's first
- * round on 256 MiB: 900 blocks of 8 - 16 frames each for the 128 - 384 B classes, one
- * or two objects in each, 17% of the pool; with pieces and the page tier's look at its
- * last break, 0 - 15 NULL instead of 159 - 171). Why not in larger pools: there a herd's
- * blocks are a small share of the pool, and pieces put a page-tier take and give-back
- * on the path of a warp that met a busy hint (15% of class groups at 2^20 mixed
- * mallocs): at 8 GiB they made 2^16 x mixed 16 B - 4 KiB mallocs 30x slower (H100 run
- * 47, 20.9 -> 640 us), where fewer breaks at once (cl/clheap_pages.h) already remove
- * the first burst's NULLs.
+ * hint's run, and each other one found no block and opened its own (on the scheduled C11
+ * core, test_stress's first burst opened hundreds of blocks of one or two objects each,
+ * a sixth of the pool, and large requests got NULL; with pieces and the page tier's
+ * look at its last break, few or none). Why not in larger pools: there a herd's blocks
+ * are a small share of the pool, and pieces put a page-tier take and give-back on the
+ * path of a warp that met a busy hint: in a large pool they made mixed small mallocs
+ * many times slower, where fewer breaks at once (cl/clheap_pages.h) already remove the
+ * first burst's NULLs.
  * Why the last rule: a class without runs has every request on this path, so pieces of
  * a frame for smaller objects were all it ever got, and a pool filled one request at a
  * time (PoCL: no warp batches) held 12.5% objects of 128 B, 50% of 512 B.
  * Why: on a fresh heap a launch's warps all arrive before any block is opened, and each
- * that falls back opens its own. On the H100, 512 warps asking 16 B - 4 KiB of a 32 MiB
- * heap (47% of it) opened 140-180 blocks of 32 or 64 KiB each for the 512 B - 2 KiB
- * classes, 3-4 objects each, filled the pool and got 520-600 NULLs; with pieces for
- * those classes only, the 128 and 256 B classes opened 450 blocks of 8 and 16 KiB each.
+ * that falls back opens its own. On a GPU, a few hundred warps asking for half of a
+ * small heap opened blocks of 32 or 64 KiB with a few objects each, filled the pool and
+ * got hundreds of NULLs; with pieces for those classes only, the small classes still
+ * opened hundreds of small blocks.
  * Why only there: pieces are a page take where one opened block serves the fallbacks
  * after it.
  * Never in typed heaps (CLHEAP_HDR_TIER_TYPED): a piece is no slot of any block, so
  * parallel_do and device_do, which visit a class's blocks, would never meet it.
  * How: the requests that take pieces are one large allocation, taken through the large
  * path that every malloc has anyway, which they then split (clheap_tier_piece_of). A
- * piece path of its own in the warp's leader made the warp-coalesced malloc need 120
- * registers instead of 108, and 2^20 x 16 B mallocs at 8 GiB take 0.076 ms instead of
- * 0.048 without ever taking it; a page take per request left 1-4 of the burst's
- * requests NULL with 7.8 MiB free, the takes at the pool's low end contended. */
+ * piece path of its own in the warp's leader cost the warp-coalesced malloc registers,
+ * and small mallocs got markedly slower without ever taking it; a page take per request
+ * left some of a burst's requests NULL with memory free, the takes at the pool's low end
+ * contended. */
 static CLHEAP_INLINE int clheap_tier_wants_pieces(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 want)
 {
     if (h[CLHEAP_HDR_TIER_TYPED])
@@ -567,14 +561,13 @@ typedef struct {
  * Where a hint's next run goes: first in the segment containers from where its last run
  * ended (CLHEAP_TIER_NEAR_LOOKS, first fit), then as any small-tier take. Why: every
  * opener descended to the pool's low end, where the launch's other openers and blocks
- * were taking too (H100, 2^16 x mixed 16 B - 4 KiB, warm: 83% of the takes' bit claims
- * failed, and a take cost an opener 20 - 30 us, its hint busy all the while); a hint
- * that follows its own runs meets few others there.
+ * were taking too (most of the takes' bit claims failed, and a take kept an opener's
+ * hint busy all the while); a hint that follows its own runs meets few others there.
  * Why the crossing request opens what the old run lacked: before, it opened a block for
  * them, a second page-tier take on the launch's critical path; and while a hint's opener
  * works the other warps of its group fall back, where for classes of 16 or 4 slots per
  * block (4 KiB, 16 KiB) one block served half or an eighth of a warp and the rest went
- * alone, one malloc per work-item (H100: 2^16 x 4 KiB 0.71 ms, then 0.061).
+ * alone, one malloc per work-item (an order of magnitude slower).
  * Why the headers are a step of their own: a run of 1024 frames is 1024 owner words; one
  * lane writing them kept the hint's other requests falling back for as long. */
 static CLHEAP_INLINE void clheap_tier_take_begin(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 n,
@@ -599,9 +592,8 @@ static CLHEAP_INLINE void clheap_tier_take_begin(CLHEAP_GLOBAL clheap_u32 *h, cl
 /* Finish's parts: CLHEAP_TIER_INSTALL, CLHEAP_TIER_FALL_BACK, or both. On NVIDIA the
  * leaders of a warp run them with a warp sync between (clheap_tier_malloc_warp). Why:
  * with independent thread scheduling the warp ran one leader's fallback search before
- * another leader's install, and the hint stayed busy for as long (H100, 2^20 x mixed
- * 16 B - 4 KiB: install 12 us after the headers, 3 us with the sync; malloc 0.57 ms
- * instead of 0.64). */
+ * another leader's install, and the hint stayed busy for as long (the sync makes the
+ * install come several times sooner after the headers). */
 #define CLHEAP_TIER_INSTALL 1
 #define CLHEAP_TIER_FALL_BACK 2
 static CLHEAP_INLINE void clheap_tier_take_finish(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 seed,
