@@ -354,6 +354,15 @@ static void destroy_reports_live_blocks_and_releases_everything(void **state)
     assert_int_equal(clheap_cache_free(dead, live), CLHEAP_ERROR_INVALID_HANDLE);
     cl_mem out = NULL;
     assert_int_equal(clheap_cache_alloc(dead, 16, "x", &out), CLHEAP_ERROR_INVALID_HANDLE);
+    size_t size = 0, needed = 0;
+    char text[256];
+    clheap_cache_stats stats;
+    assert_int_equal(clheap_cache_buffer_size(dead, live, &size), CLHEAP_ERROR_INVALID_HANDLE);
+    assert_int_equal(clheap_cache_trim(dead, 0), CLHEAP_ERROR_INVALID_HANDLE);
+    assert_int_equal(clheap_cache_release_all(dead), CLHEAP_ERROR_INVALID_HANDLE);
+    assert_int_equal(clheap_cache_get_stats(dead, &stats), CLHEAP_ERROR_INVALID_HANDLE);
+    assert_int_equal(clheap_cache_check(dead, text, sizeof text), CLHEAP_ERROR_INVALID_HANDLE);
+    assert_int_equal(clheap_cache_stats_json(dead, text, sizeof text, &needed), CLHEAP_ERROR_INVALID_HANDLE);
     assert_int_equal(clheap_cache_destroy(dead), CLHEAP_ERROR_INVALID_HANDLE);
     assert_int_equal(clheap_cache_destroy(NULL), CLHEAP_SUCCESS);
 }

@@ -697,6 +697,31 @@ static void create_refuses_bad_configs(void **state)
     assert_int_equal(clheap_heap_allocator(heap), 0);
     assert_int_equal(clheap_heap_build_options(heap, options, sizeof options), CLHEAP_ERROR_INVALID_HANDLE);
     assert_int_equal(clheap_heap_set_kernel_arg(heap, (cl_kernel)(void *)what, 0), CLHEAP_ERROR_INVALID_HANDLE);
+    /* Every other call on the destroyed handle is refused too, without touching it (ASan). */
+    const char *ok_source = "__kernel void k(void) {}\n";
+    assert_int_equal(clheap_heap_build_program(heap, 1, &ok_source, NULL, &program, NULL, 0),
+                     CLHEAP_ERROR_INVALID_HANDLE);
+    clheap_heap_stats dead_stats;
+    clheap_heap_errors dead_errors;
+    uint64_t dead_fixed;
+    size_t dead_count;
+    uint32_t dead_out[4];
+    int grew = 1;
+    cl_mem table = clCreateBuffer(t->cl.context, CL_MEM_READ_WRITE, 64, NULL, NULL);
+    assert_int_equal(clheap_heap_calculate_stats(heap, &dead_stats), CLHEAP_ERROR_INVALID_HANDLE);
+    assert_int_equal(clheap_heap_read_errors(heap, &dead_errors), CLHEAP_ERROR_INVALID_HANDLE);
+    assert_int_equal(clheap_heap_grow(heap, 8u << 20), CLHEAP_ERROR_INVALID_HANDLE);
+    assert_int_equal(clheap_heap_grow_if_needed(heap, &grew), CLHEAP_ERROR_INVALID_HANDLE);
+    assert_int_equal(grew, 0);
+    assert_int_equal(clheap_heap_repair(heap, &dead_fixed), CLHEAP_ERROR_INVALID_HANDLE);
+    assert_int_equal(clheap_heap_indices(heap, 0, dead_out, 4, &dead_count), CLHEAP_ERROR_INVALID_HANDLE);
+    assert_int_equal(clheap_heap_trim(heap), CLHEAP_ERROR_INVALID_HANDLE);
+    assert_int_equal(clheap_heap_parallel_do(heap, 0, (cl_kernel)(void *)what, 1, 0), CLHEAP_ERROR_INVALID_HANDLE);
+    assert_int_equal(clheap_heap_enqueue_malloc(heap, NULL, 4, 16, NULL, table, 0, 0, NULL, NULL),
+                     CLHEAP_ERROR_INVALID_HANDLE);
+    assert_int_equal(clheap_heap_enqueue_free(heap, NULL, 4, table, 0, 0, NULL, NULL), CLHEAP_ERROR_INVALID_HANDLE);
+    assert_int_equal(clheap_heap_size(heap), 0);
+    clReleaseMemObject(table);
     assert_int_equal(clheap_heap_destroy(heap), CLHEAP_ERROR_INVALID_HANDLE);
     assert_int_equal(clheap_heap_destroy(NULL), CLHEAP_SUCCESS);
     /* A live handle of the other kind is no heap (and a heap no cache). */
