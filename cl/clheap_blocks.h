@@ -25,9 +25,13 @@
  *     the block is re-activated if a free landed meanwhile, so at kernel end every
  *     allocated block that is not full is active (a full block may still be marked
  *     active; malloc skips it and clears the mark);
- *   - bitmap hierarchy updates follow cl/clheap_bitmap.h's rules.
- *
- * Happens-before, each edge and the fence that gives it (device atomics are relaxed;
+ *   - bitmap hierarchy updates follow cl/clheap_bitmap.h's rules. */
+#ifndef CLHEAP_BLOCKS_H
+#define CLHEAP_BLOCKS_H
+
+#include "clheap_pages.h"
+
+/* Happens-before, each edge and the fence that gives it (device atomics are relaxed;
  * the C11 build models exactly these fences, cl/clheap_port.h, and test_core_threads
  * writes the payload with plain stores, so ThreadSanitizer reports a free or malloc path
  * that lacks one; it did for BitmapAlloc's malloc and TierAlloc's run handout, whose
@@ -77,10 +81,6 @@
  * AND cleared on a free frame before block_new's store, keeps it. A stale free whose
  * pointer names a slot live in a new block of the same class is a free of that slot,
  * which no heap can tell from its owner's. */
-#ifndef CLHEAP_BLOCKS_H
-#define CLHEAP_BLOCKS_H
-
-#include "clheap_pages.h"
 
 /* ---- BitmapAlloc ------------------------------------------------------------------ */
 

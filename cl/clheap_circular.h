@@ -31,9 +31,13 @@
  *   absorbing owner, a free that merges back, the leader of a warp claim), so when no
  *   kernel runs every chunk's prev is its predecessor (the first chunk's 0, the
  *   sentinel's the last chunk): clheap_heap_check verifies it. A reader trusts it only
- *   after claiming the chunk it names and seeing that chunk's next be its own.
- *
- * Differences from the paper, all for forward progress and safety under arbitrary
+ *   after claiming the chunk it names and seeing that chunk's next be its own. */
+#ifndef CLHEAP_CIRCULAR_H
+#define CLHEAP_CIRCULAR_H
+
+#include "clheap_common.h"
+
+/* Differences from the paper, all for forward progress and safety under arbitrary
  * scheduling (see clheap_layout.h for the tagged flags):
  *  - the search is bounded: one lap from the roving offset, at most
  *    CLHEAP_MAX_STEPS_BACK steps back to the header before a stale one and
@@ -90,10 +94,6 @@
  *  - warp-coalesced malloc (cl/clheap.cl): the leader writes every part's header,
  *    clheap_fence_release, links the chain, and a warp sync orders all of it before any
  *    lane uses its address. */
-#ifndef CLHEAP_CIRCULAR_H
-#define CLHEAP_CIRCULAR_H
-
-#include "clheap_common.h"
 
 /* A chunk is split only if the rest can be a chunk of its own: header + 1 unit. */
 #define CLHEAP_MIN_CHUNK_UNITS 2u

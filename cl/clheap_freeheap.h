@@ -26,23 +26,7 @@
  *       six units is free and capacity = pool units / 6 + 2 entries always suffice;
  *   F7  the lock word is 0.
  *
- * malloc of n units: if the root is smaller than n, NULL (counted); else it descends
- * from the root to the child that still fits and is smaller (best fit in the paper's
- * sense: close to the smallest block that fits, in O(log n)), takes that block, and
- * gives back its tail as a free block in the same entry (sifted down) when the tail can
- * hold a block, else takes the block whole (its entry removed: the last entry moves in
- * and is sifted). A strided request (count, stride) asks for (count + 1) * stride bytes
- * unless 16-byte units are already aligned to stride, and returns its address in stride
- * units: (raw + (stride - raw % stride) % stride) / stride, raw being the payload's byte
- * offset in the buffer (the paper's padding rule); the handle to free is the unit.
- *
- * Serial: an operation holds the lock word (a CAS from 0 to 1, clheap_fence_acquire;
- * clheap_fence_release, then 0) and is linearised there. A work-item that finds it held
- * returns NULL or leaves its free undone, counted as contended: calling the free-heap
- * from work-items that run at once is a usage error, reported and harmless. Headers a
- * merge leaves inside a free block get the tag DEAD, so a second free of them is told
- * apart from a free of a live block; payload bytes could in principle look like a tag
- * (probability 2^-32, as for the CircularMalloc family). */
+ * malloc and the lock: see clheap_fh_take and clheap_fh_lock below. */
 #ifndef CLHEAP_FREEHEAP_H
 #define CLHEAP_FREEHEAP_H
 
@@ -150,6 +134,13 @@ static CLHEAP_INLINE clheap_u32 clheap_fh_free_before(CLHEAP_GLOBAL clheap_u32 *
                : 0u;
 }
 
+/* Serial: an operation holds the lock word (a CAS from 0 to 1, clheap_fence_acquire;
+ * clheap_fence_release, then 0) and is linearised there. A work-item that finds it held
+ * returns NULL or leaves its free undone, counted as contended: calling the free-heap
+ * from work-items that run at once is a usage error, reported and harmless. Headers a
+ * merge leaves inside a free block get the tag DEAD, so a second free of them is told
+ * apart from a free of a live block; payload bytes could in principle look like a tag
+ * (probability 2^-32, as for the CircularMalloc family). */
 static CLHEAP_INLINE int clheap_fh_lock(CLHEAP_GLOBAL clheap_u32 *h)
 {
     if (clheap_cas32(h + CLHEAP_HDR_FH_LOCK, 0u, 1u) != 0u) {
@@ -166,7 +157,17 @@ static CLHEAP_INLINE void clheap_fh_unlock(CLHEAP_GLOBAL clheap_u32 *h)
     clheap_store32(h + CLHEAP_HDR_FH_LOCK, 0u);
 }
 
-/* A block of at least `need` payload units (under the lock); its payload's unit or 0. */
+/* A block of at least `need` payload units (under the lock); its payload's unit or 0.
+ * malloc of n units: if the root is smaller than n, NULL (counted); else it descends
+ * from the root to the child that still fits and is smaller (best fit in the paper's
+ * sense: close to the smallest block that fits, in O(log n)), takes that block, and
+ * gives back its tail as a free block in the same entry (sifted down) when the tail can
+ * hold a block, else takes the block whole (its entry removed: the last entry moves in
+ * and is sifted). A strided request (count, stride, clheap_freeheap_malloc_strided) asks
+ * for (count + 1) * stride bytes unless 16-byte units are already aligned to stride, and
+ * returns its address in stride units: (raw + (stride - raw % stride) % stride) / stride,
+ * raw being the payload's byte offset in the buffer (the paper's padding rule); the
+ * handle to free is the unit. */
 static CLHEAP_INLINE clheap_u32 clheap_fh_take(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 need, clheap_u32 bytes)
 {
     CLHEAP_GLOBAL clheap_u32 *e = clheap_fh_entries(h);

@@ -30,9 +30,13 @@
  *       reads. Why: TierAlloc's free asks how full the pool is (clheap_tier_defers).
  * The frontiers (CLHEAP_HDR_PAGES_LOW_FRONTIER, _HIGH_FRONTIER) are hints: any value is
  * valid, and no frame outside the pool is taken. The host starts them at the pool's two
- * ends (host/heap_layout.c).
- *
- * Operations (no step waits for another work-item; every loop is bounded):
+ * ends (host/heap_layout.c). */
+#ifndef CLHEAP_PAGES_H
+#define CLHEAP_PAGES_H
+
+#include "clheap_bitmap.h"
+
+/* Operations (no step waits for another work-item; every loop is bounded):
  *   take(m), m < 64   a fit of m ones in a container of F, one that fills a free
  *             stretch exactly or else lies against a frame in use (one AND takes it;
  *             an AND that finds some bits gone gives back the others): first near
@@ -108,10 +112,6 @@
  * bit reads the releases into W, then clheap_fence_release (a full fence on the devices,
  * so it also acquires what that clear read), then its OR into F, which the next taker's
  * AND reads before its clheap_fence_acquire. */
-#ifndef CLHEAP_PAGES_H
-#define CLHEAP_PAGES_H
-
-#include "clheap_bitmap.h"
 
 #define CLHEAP_PAGES_SEGMENT 64u /* frames per segment: one container of F */
 

@@ -9,9 +9,13 @@
  *   large  larger requests are runs of whole frames from the page tier
  *          (cl/clheap_pages.h: 64-frame segments and the free frames of broken
  *          ones in two hierarchical bitmaps; the unused tail of a run is given back
- *          at once).
- *
- * Fast path of a small malloc (after Gallatin and LLVM libc's GPU malloc, which claim
+ *          at once). */
+#ifndef CLHEAP_TIER_H
+#define CLHEAP_TIER_H
+
+#include "clheap_blocks.h"
+
+/* Fast path of a small malloc (after Gallatin and LLVM libc's GPU malloc, which claim
  * one range of slots per warp): each (class, hint slot) has a 64-bit hint in the header
  * (HINTS(c) slots per class: fewer, or none, where the pool cannot afford a run per
  * slot; a request's slot is its work-group's, see clheap_tier_hint_slot) naming a run
@@ -104,10 +108,6 @@
  * come after. A free that marks its block did so after clheap_fence_release and its AND;
  * the settler's OR on the block's bitmap reads that AND, then clheap_fence_acquire, then
  * it gives the frames back as a free does. */
-#ifndef CLHEAP_TIER_H
-#define CLHEAP_TIER_H
-
-#include "clheap_blocks.h"
 
 static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u64 *clheap_tier_hint_at(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c,
                                                                    clheap_u32 slot)
