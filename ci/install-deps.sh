@@ -9,6 +9,7 @@ packages=(
   libcmocka-dev python3
   clang libclang-rt-14-dev
   gnuplot-nox
+  doxygen
 )
 
 missing=()
