@@ -412,14 +412,11 @@ static CLHEAP_INLINE void clheap_tier_close_all(CLHEAP_GLOBAL clheap_u32 *h)
  * dependent loads, and such a launch took many times one that fits. */
 static CLHEAP_INLINE CLHEAP_COLD int clheap_tier_nothing_for(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 m)
 {
-    clheap_u32 used = 0u, marked = clheap_load32(h + CLHEAP_HDR_RUNS_OPEN);
-    for (clheap_u32 i = 0; i < CLHEAP_PAGES_USED_STRIPES; i++) { /* U and its mark flag share a line */
-        CLHEAP_GLOBAL clheap_u32 *stripe = h + CLHEAP_HDR_PAGES_USED + i * CLHEAP_PAGES_USED_STRIDE;
-        used += clheap_load32(stripe);
-        marked |= clheap_load32(stripe + CLHEAP_PAGES_MARKED_WORD);
-    }
-    if (marked || h[CLHEAP_HDR_FRAME_COUNT] - used >= m)
+    if (clheap_load32(h + CLHEAP_HDR_RUNS_OPEN) || clheap_pages_have(h, m))
         return 0;
+    for (clheap_u32 i = 0; i < CLHEAP_PAGES_USED_STRIPES; i++) /* each flag shares its line with a U stripe */
+        if (clheap_load32(clheap_block_mark_flag(h, i * CLHEAP_PAGES_SEGMENT)))
+            return 0;
     clheap_u32 last = c == CLHEAP_MAX_CLASSES ? c : h[CLHEAP_HDR_TIER_TYPED] ? c + 1u : h[CLHEAP_HDR_CLASS_COUNT];
     for (clheap_u32 d = c; d < last; d++)
         if (clheap_bm_any_set(h, CLHEAP_BM_ACTIVE(d)))

@@ -257,16 +257,13 @@ static uint32_t segments_desc_index(const uint32_t *w)
  * broken segments that are all free (P2's exception) as stale hints. */
 static clheap_status walk_pages(const uint32_t *w, uint8_t *free_map, clheap_heap_stats *s, char *what, size_t len)
 {
+    /* check_bitmap_layout has checked the segment order (6) and both bitmaps' bit counts. */
     uint32_t top = w[CLHEAP_HDR_SEGMENT_ORDER], frames = w[CLHEAP_HDR_FRAME_COUNT];
-    if (top != 6 || (frames >> top) == 0 || frames % (1u << top))
+    if ((frames >> top) == 0 || frames % (1u << top))
         return clheap_report_violation(what, len, "segment order %u does not fit %u frames", top, frames);
     if (w[CLHEAP_HDR_PAGES_SPLITTING])
         return clheap_report_violation(what, len, "%u segment breaks still counted", w[CLHEAP_HDR_PAGES_SPLITTING]);
     uint32_t segments = frames >> top;
-    if (w[CLHEAP_BM_FREE + CLHEAP_BM_BITS] != frames || w[segments_desc(w) + CLHEAP_BM_BITS] != segments)
-        return clheap_report_violation(what, len, "page bitmaps have %u and %u bits, not %u frames and %u segments",
-                                       w[CLHEAP_BM_FREE + CLHEAP_BM_BITS], w[segments_desc(w) + CLHEAP_BM_BITS], frames,
-                                       segments);
     const uint64_t *whole = bm_level(w, segments_desc(w), 0), *broken = bm_level(w, CLHEAP_BM_FREE, 0);
     uint64_t free_frames = 0;
     for (uint32_t g = 0; g < segments; g++) {

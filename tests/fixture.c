@@ -110,3 +110,11 @@ void counting_driver_init(counting_driver *d)
     d->table.release = counting_release;
     d->table.user = d;
 }
+
+uint64_t live_block_objects(const clheap_heap_stats *s)
+{
+    uint64_t n = s->large_count;
+    for (uint32_t c = 0; c < s->class_count && c < 32; c++)
+        n += s->class_objects[c];
+    return n;
+}

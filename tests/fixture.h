@@ -23,6 +23,10 @@ void cl_fixture_close(cl_fixture *f);
  * starts with `label` when it is not NULL. */
 void assert_heap_sound(clheap_heap *heap, const char *label);
 
+/* Block allocators (BlockAlloc, TierAlloc): the live objects the walk found, slots of
+ * every class and large allocations (a TierAlloc piece is one of those). */
+uint64_t live_block_objects(const clheap_heap_stats *stats);
+
 /* A cmocka setup step: resets the heap, waits for it and checks it. 0 if sound. */
 int reset_and_check_heap(clheap_heap *heap, cl_command_queue queue);
 

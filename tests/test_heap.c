@@ -101,12 +101,8 @@ static int can_free(clheap_allocator a)
 /* Live allocations as the heap's own records count them (-1: not recorded). */
 static int64_t live_allocations(clheap_allocator a, const clheap_heap_stats *s)
 {
-    if (a == CLHEAP_BLOCK_ALLOC || a == CLHEAP_TIER_ALLOC) {
-        int64_t n = (int64_t)s->large_count;
-        for (uint32_t c = 0; c < s->class_count; c++)
-            n += (int64_t)s->class_objects[c];
-        return n;
-    }
+    if (a == CLHEAP_BLOCK_ALLOC || a == CLHEAP_TIER_ALLOC)
+        return (int64_t)live_block_objects(s);
     return is_circular(a) || a == CLHEAP_BITMAP_ALLOC ? (int64_t)s->used_chunks : -1;
 }
 
