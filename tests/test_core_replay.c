@@ -341,6 +341,39 @@ static void null_costs_no_more_in_a_larger_pool(void **state)
     }
 }
 
+/* clheap_tier_nothing_for's mark flags: a full pool whose only free slot is in a block a
+ * small launch's free left unsettled (marked, not active) must still give that slot,
+ * since the last resort settles marked blocks. The request that finds no run, no active
+ * block and no free frames must not answer NULL while a mark flag is set. */
+static void marked_block_serves_a_full_pool(void **state)
+{
+    (void)state;
+    static replay r;
+    make_heap(&r, 4u << 20, 1); /* typed: slots of the class only, no pieces */
+    uint32_t *h = r.heap.words, c = clheap_class_for(h, 1024);
+    uint32_t units[64];
+    for (uint32_t i = 0; i < h[CLHEAP_HDR_CLASS_CAPACITY + c]; i++)
+        assert_int_not_equal(units[i] = core_heap_malloc(&r.heap, 1024, 0), 0);
+    core_heap_trim(&r.heap); /* runs closed, every block settled */
+    core_heap_free_unit(&r.heap, units[0], 0); /* group 0: a small launch's free, deferred */
+    uint32_t marked = 0;
+    for (uint32_t i = 0; i < CLHEAP_PAGES_USED_STRIPES; i++)
+        marked |= h[CLHEAP_HDR_PAGES_USED + i * CLHEAP_PAGES_USED_STRIDE + CLHEAP_PAGES_MARKED_WORD];
+    assert_int_not_equal(marked, 0);
+    clheap_core_begin();
+    for (uint32_t seed = 1; clheap_pages_take(h, 64, seed, 0) != CLHEAP_BM_FAIL; seed++)
+        ; /* every free frame taken, as large allocations would, without a request's settling */
+    for (uint32_t seed = 1; clheap_pages_take(h, 1, seed, 0) != CLHEAP_BM_FAIL; seed++)
+        ;
+    assert_false(clheap_pages_have(h, 1));
+    assert_int_equal(h[CLHEAP_HDR_RUNS_OPEN], 0);
+    assert_false(clheap_bm_any_set(h, CLHEAP_BM_ACTIVE(c)));
+    uint32_t unit = core_heap_malloc(&r.heap, 1024, 0);
+    assert_int_not_equal(unit, 0); /* the freed slot, found by settling the marked block */
+    assert_int_equal(errors(&r, CLHEAP_HDR_ERR_OUT_OF_MEMORY), 0);
+    core_heap_destroy(&r.heap);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -350,6 +383,7 @@ int main(void)
         cmocka_unit_test(double_free_lands_on_other_class),
         cmocka_unit_test(large_double_free_frees_only_its_successor),
         cmocka_unit_test(null_costs_no_more_in_a_larger_pool),
+        cmocka_unit_test(marked_block_serves_a_full_pool),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
