@@ -769,37 +769,76 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_uncounted(CLHEAP_GLOBAL clheap
     return first;
 }
 
+/* Segments of group g (the 64 of W's container g) that may hold free frames: the whole
+ * ones (W's level 0, also in *whole) and the broken ones with some (F's level 1: a
+ * container of F that is not empty has its bit there, cl/clheap_bitmap.h); all 64 where
+ * F has no level 1. */
+static CLHEAP_INLINE clheap_u64 clheap_pages_group_maybe(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 g, clheap_u64 *whole)
+{
+    *whole = clheap_load64(clheap_bm_container(h, clheap_pages_segments_desc(h), 0u, g));
+    int broken_level = h[CLHEAP_BM_FREE + CLHEAP_BM_LEVELS] > 1u;
+    return *whole | (broken_level ? clheap_load64(clheap_bm_container(h, CLHEAP_BM_FREE, 1u, g)) : ~(clheap_u64)0);
+}
+
+/* Whether span k (the 64 groups of W's level-1 container k) may hold free frames (W's
+ * level 1, F's level 2); 1 where those levels do not exist. */
+static CLHEAP_INLINE int clheap_pages_span_maybe(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 k)
+{
+    clheap_u32 wdesc = clheap_pages_segments_desc(h);
+    if (h[wdesc + CLHEAP_BM_LEVELS] < 2u || h[CLHEAP_BM_FREE + CLHEAP_BM_LEVELS] < 3u)
+        return 1;
+    return (clheap_load64(clheap_bm_container(h, wdesc, 1u, k)) |
+            clheap_load64(clheap_bm_container(h, CLHEAP_BM_FREE, 2u, k))) != 0;
+}
+
 /* The first stretch of m free frames in address order, across segment boundaries: whole
- * segments (W) and the free frames of broken ones (F) alike; FAIL if none. One pass over
- * W's level 0 and the F containers of the segments not whole.
+ * segments (W) and the free frames of broken ones (F) alike; FAIL if none. One pass
+ * from the bitmaps' upper levels down: spans and groups of segments with no free frame
+ * cost one or two loads, and only segments that may hold free frames are read. A stale
+ * upper bit costs a load; a missing one (a release still under way) is concurrent.
  * Why: clheap_pages_take_uncounted's ways score runs with a whole free segment, look inside one F
  * container, or at a frontier; a stretch such as [64s + 24, 64s + 104) with the rest of
- * the pool taken was found by none of them, and malloc of 80 frames returned NULL. */
+ * the pool taken was found by none of them, and malloc of 80 frames returned NULL.
+ * Why from the upper levels: read segment by segment, the pass over a pool of 2^17
+ * segments was as many dependent loads, and one request that came here while a launch
+ * was filling the pool set the launch's time. */
 static CLHEAP_INLINE clheap_u32 clheap_pages_find_stretch(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 m)
 {
-    clheap_u32 wdesc = clheap_pages_segments_desc(h), segments = h[wdesc + CLHEAP_BM_BITS];
-    clheap_u32 run = 0u, start = 0u; /* free frames ending at the segment before s, from `start` */
-    clheap_u64 whole = 0;
-    for (clheap_u32 s = 0; s < segments; s++) {
-        if (s % 64u == 0u)
-            whole = clheap_load64(clheap_bm_container(h, wdesc, 0u, s / 64u));
-        clheap_u64 v = (whole >> (s % 64u)) & 1u ? ~(clheap_u64)0 : clheap_load64(clheap_bm_container(h, CLHEAP_BM_FREE, 0u, s));
-        if (!run)
-            start = s * CLHEAP_PAGES_SEGMENT;
-        if (!~v) { /* whole (or completed, P2) */
-            run += CLHEAP_PAGES_SEGMENT;
-            if (run >= m)
-                return start;
+    clheap_u32 segments = h[clheap_pages_segments_desc(h) + CLHEAP_BM_BITS];
+    clheap_u32 run = 0u, start = 0u, next = 0u; /* free frames from `start` up to segment `next` */
+    CLHEAP_NO_UNROLL
+    for (clheap_u32 g = 0; g * 64u < segments; g++) {
+        if (g % 64u == 0u && !clheap_pages_span_maybe(h, g / 64u)) {
+            g += 63u;
             continue;
         }
-        if (run + clheap_ctz64(~v) >= m) /* the run ends in this segment's bottom frames */
-            return start;
-        clheap_u64 inside = m < CLHEAP_PAGES_SEGMENT ? clheap_pages_fits(v, m, 1u) : 0u;
-        if (inside)
-            return s * CLHEAP_PAGES_SEGMENT + clheap_ctz64(inside);
-        clheap_u32 top = 63u - clheap_msb64(~v); /* v is not all ones here */
-        run = top;
-        start = s * CLHEAP_PAGES_SEGMENT + CLHEAP_PAGES_SEGMENT - top;
+        clheap_u64 whole, maybe = clheap_pages_group_maybe(h, g, &whole);
+        for (; maybe; maybe &= maybe - 1u) {
+            clheap_u32 s = g * 64u + clheap_ctz64(maybe);
+            if (s >= segments)
+                break;
+            if (s != next)
+                run = 0u; /* a segment with no free frame lies between */
+            next = s + 1u;
+            clheap_u64 v = (whole >> (s % 64u)) & 1u ? ~(clheap_u64)0
+                                                     : clheap_load64(clheap_bm_container(h, CLHEAP_BM_FREE, 0u, s));
+            if (!run)
+                start = s * CLHEAP_PAGES_SEGMENT;
+            if (!~v) { /* whole (or completed, P2) */
+                run += CLHEAP_PAGES_SEGMENT;
+                if (run >= m)
+                    return start;
+                continue;
+            }
+            if (run + clheap_ctz64(~v) >= m) /* the run ends in this segment's bottom frames */
+                return start;
+            clheap_u64 inside = m < CLHEAP_PAGES_SEGMENT ? clheap_pages_fits(v, m, 1u) : 0u;
+            if (inside)
+                return s * CLHEAP_PAGES_SEGMENT + clheap_ctz64(inside);
+            clheap_u32 top = 63u - clheap_msb64(~v); /* v is not all ones here */
+            run = top;
+            start = s * CLHEAP_PAGES_SEGMENT + CLHEAP_PAGES_SEGMENT - top;
+        }
     }
     return CLHEAP_BM_FAIL;
 }

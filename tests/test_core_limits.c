@@ -145,6 +145,10 @@ static void every_free_stretch_is_found(void **state)
         for (uint32_t k = 0; k < (large ? 6u : 64u); k++)
             for (uint32_t m = 1; m <= 200; m++)
                 stretch_at(&heap, mid + (large ? some_offsets[k] : k), m);
+        /* Across a group of 64 segments (W's containers) and, at 1 GiB, a span of 4096
+         * (its level-1 containers), whose upper levels find_stretch reads first. */
+        for (uint32_t m = 1; m <= 200; m++)
+            stretch_at(&heap, (large ? 4096u : 64u) * 64u - 104u, m);
         clheap_heap_stats s;
         char what[256] = "";
         if (core_heap_walk(&heap, &s, what, sizeof what) != CLHEAP_SUCCESS)

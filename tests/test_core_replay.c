@@ -341,6 +341,50 @@ static void null_costs_no_more_in_a_larger_pool(void **state)
     }
 }
 
+/* The last way of a large request, the first-stretch scan, on a full pool while U still
+ * counts frames free (the takes of a filling launch add to U after their claims): at
+ * most one shared access per 64 segments. Read segment by segment it was one load per
+ * segment (16,384 at 1 GiB), and on the GPU one such request set a 64 KiB over-launch's
+ * time. */
+typedef struct stretch_cost {
+    core_heap *heap;
+    uint32_t found;
+    uint64_t accesses;
+} stretch_cost;
+
+static void stretch_cost_lane(uint32_t lane, void *arg)
+{
+    (void)lane;
+    stretch_cost *x = arg;
+    uint64_t before = coroutine_lanes_own_steps();
+    x->found = clheap_pages_find_stretch(x->heap->words, 64);
+    x->accesses = coroutine_lanes_own_steps() - before;
+}
+
+static void stretch_cost_in(uint64_t pool)
+{
+    static replay r;
+    make_heap(&r, pool, 0);
+    uint32_t *h = r.heap.words;
+    clheap_core_begin();
+    assert_true(clheap_pages_claim_frames(h, 0, h[CLHEAP_HDR_FRAME_COUNT]));
+    stretch_cost x = {.heap = &r.heap};
+    assert_int_equal(coroutine_lanes_run(1, stretch_cost_lane, &x, 1), 0);
+    assert_int_equal(x.found, CLHEAP_BM_FAIL);
+    uint32_t segments = h[clheap_pages_segments_desc(h) + CLHEAP_BM_BITS];
+    print_message("stretch scan of a full pool of %u segments: %llu shared accesses\n", segments,
+                  (unsigned long long)x.accesses);
+    assert_true(x.accesses * 64u <= segments);
+    core_heap_destroy(&r.heap);
+}
+
+static void full_pool_stretch_scan_reads_upper_levels(void **state)
+{
+    (void)state;
+    stretch_cost_in(64u << 20);
+    stretch_cost_in(1u << 30);
+}
+
 /* clheap_tier_nothing_for's mark flags: a full pool whose only free slot is in a block a
  * small launch's free left unsettled (marked, not active) must still give that slot,
  * since the last resort settles marked blocks. The request that finds no run, no active
@@ -384,6 +428,7 @@ int main(void)
         cmocka_unit_test(large_double_free_frees_only_its_successor),
         cmocka_unit_test(null_costs_no_more_in_a_larger_pool),
         cmocka_unit_test(marked_block_serves_a_full_pool),
+        cmocka_unit_test(full_pool_stretch_scan_reads_upper_levels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
