@@ -289,10 +289,14 @@ static CLHEAP_INLINE clheap_u32 clheap_bm_sweep(CLHEAP_GLOBAL clheap_u32 *h, clh
     clheap_u32 visits = clheap_bm_sweep_span(h, desc, seed, max_containers, &start, &containers);
     for (clheap_u32 i = 0; i < visits; i++) {
         clheap_u32 c = (start + i) % containers;
-        for (clheap_u64 v = clheap_load64(clheap_bm_container(h, desc, 0u, c)); v; v &= v - 1u) {
+        for (clheap_u64 v = clheap_load64(clheap_bm_container(h, desc, 0u, c)); v;) {
             clheap_u32 pos = c * 64u + clheap_ctz64(v);
-            if (!clear || clheap_bm_try_clear(h, desc, pos))
+            if (!clear)
                 return pos;
+            clheap_u64 bit = v & (0u - v), old = clheap_bm_clear_bits(h, desc, c, bit);
+            if (old & bit)
+                return pos;
+            v &= old; /* the bits others took since (this one too) are not tried */
         }
     }
     return CLHEAP_BM_FAIL;
