@@ -258,6 +258,7 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_warp(__global clheap_u32 *h, 
     clheap_u32 mask = clheap_ptx_activemask();
     clheap_u32 smalls = clheap_ptx_match(mask, c != CLHEAP_MAX_CLASSES);
     clheap_u32 unit = 0u, peers = 0u, rank = 0u, pieces = 0u, first_piece = 0u, taker = 0u, opened = 0u;
+    int nothing = 0; /* the leader's fallback found nothing for the class: the lanes it left end in NULL */
     clheap_u32 lane = clheap_ptx_laneid();
     if (c != CLHEAP_MAX_CLASSES) {
         peers = clheap_ptx_match(smalls, c);
@@ -299,6 +300,7 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_warp(__global clheap_u32 *h, 
         g.frame = clheap_ptx_shfl(peers, g.frame, leader);
         g.got = clheap_ptx_shfl64(peers, g.got, leader);
         unit = clheap_tier_grant_unit(h, c, &g, rank);
+        nothing = g.frame == CLHEAP_TIER_NOTHING;
         if (g.frame == CLHEAP_TIER_PIECES) { /* ranks from k + k2 on */
             first_piece = g.k + g.k2;
             pieces = n - first_piece;
@@ -308,7 +310,7 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_warp(__global clheap_u32 *h, 
     clheap_u32 frames = pieces ? clheap_tier_piece_frames(h, c) : 0u;
     /* A request of a valid size that ends in NULL: counted below, with the warp's others. */
     int lone_large = c == CLHEAP_MAX_CLASSES && clheap_tier_frames_for(h, bytes), null = 0;
-    if (!unit && (!pieces || lane == taker)) {
+    if (!unit && !nothing && (!pieces || lane == taker)) {
         unit = clheap_tier_malloc_first(h, pieces ? (clheap_size)pieces * frames * h[CLHEAP_HDR_FRAME_UNITS] * CLHEAP_UNIT
                                                   : bytes,
                                         clheap_rotation_seed() + 0x5bd1e995u, pieces != 0u || lone_large);
@@ -321,7 +323,7 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_warp(__global clheap_u32 *h, 
             unit = clheap_tier_piece_of(h, base, rank - first_piece, frames);
     }
     if (!unit && c != CLHEAP_MAX_CLASSES) {
-        unit = clheap_tier_take_larger(h, c, clheap_rotation_seed() + rank, 0);
+        unit = nothing ? 0u : clheap_tier_take_larger(h, c, clheap_rotation_seed() + rank, 0);
         null = !unit;
     }
     /* One add for the warp's NULLs: each lane's own add to the one counter made a launch

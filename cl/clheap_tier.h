@@ -195,8 +195,11 @@ static CLHEAP_INLINE void clheap_tier_release_run(CLHEAP_GLOBAL clheap_u32 *h, c
 /* What a request for n slots of one class got: indices [first, first + k) of the run at
  * `run`, then [0, k2) of the run at `run2` (the next run, which this request opened),
  * then the slots `got` of the block at `frame` (FAIL if none); the rest go alone, or,
- * if `frame` is CLHEAP_TIER_PIECES, take pieces (see clheap_tier_wants_pieces). */
+ * if `frame` is CLHEAP_TIER_PIECES, take pieces (see clheap_tier_wants_pieces), or, if
+ * it is CLHEAP_TIER_NOTHING, end in NULL: the fallback found that nothing can serve the
+ * class (clheap_tier_nothing_for), what each of them would find again alone. */
 #define CLHEAP_TIER_PIECES (CLHEAP_BM_FAIL - 1u)
+#define CLHEAP_TIER_NOTHING (CLHEAP_BM_FAIL - 2u)
 typedef struct {
     clheap_u32 run, first, k, run2, k2, frame;
     clheap_u64 got;
@@ -515,7 +518,8 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_piece_of(CLHEAP_GLOBAL clheap_u32 *h
  * requests take pieces: CLHEAP_TIER_PIECES) its block opening; if they fail, tried again
  * after settling (clheap_tier_settle), then after closing the class's runs. Why settle
  * first: closing the runs that the class's other requests are handing out sends them
- * all to open new ones. */
+ * all to open new ones. CLHEAP_TIER_NOTHING if, before the second try, nothing can serve
+ * the class (clheap_tier_nothing_for). */
 static CLHEAP_INLINE clheap_u32 clheap_tier_reserve_slow(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c,
                                                          clheap_u32 want, clheap_u32 seed, clheap_u64 *got)
 {
@@ -524,7 +528,7 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_reserve_slow(CLHEAP_GLOBAL clheap_u3
     for (clheap_u32 attempt = 0; attempt < 3u && frame == CLHEAP_BM_FAIL; attempt++) {
         clheap_u32 s = seed ^ 0x68E31DA4u * attempt;
         if (attempt == 1u && clheap_tier_nothing_for(h, c, clheap_tier_least_frames(h, c)))
-            break;
+            return CLHEAP_TIER_NOTHING;
         if (attempt == 1u)
             clheap_tier_settle(h, 0); /* frees not yet settled may have left slots or frames */
         if (attempt == 2u)
@@ -646,7 +650,7 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_grant_unit(CLHEAP_GLOBAL clheap_u32 
     if (rank < g->k2)
         return clheap_tier_run_unit(h, g->run2, c, rank);
     rank -= g->k2;
-    if (g->frame >= CLHEAP_TIER_PIECES || rank >= clheap_popcount64(g->got))
+    if (g->frame >= CLHEAP_TIER_NOTHING || rank >= clheap_popcount64(g->got))
         return 0u;
     return clheap_slot_unit(h, g->frame, c, clheap_nth_bit(g->got, rank));
 }

@@ -121,13 +121,13 @@ uint32_t core_heap_malloc_many(core_heap *heap, size_t bytes, uint32_t n, uint32
     } else {
         for (uint32_t rank = 0; rank < n; rank++) {
             units[rank] = clheap_tier_grant_unit(h, c, &g, rank);
-            if (!units[rank])
+            if (!units[rank] && g.frame != CLHEAP_TIER_NOTHING)
                 units[rank] = clheap_tier_malloc_first(h, bytes, seed + 0x5bd1e995u, 0);
         }
     }
     uint32_t nulls = 0;
     for (uint32_t rank = 0; rank < n; rank++) { /* the warp's last resort, after every lane's first try */
-        if (!units[rank])
+        if (!units[rank] && g.frame != CLHEAP_TIER_NOTHING)
             units[rank] = clheap_tier_take_larger(h, c, seed + rank, 0);
         nulls += !units[rank];
     }

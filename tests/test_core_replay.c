@@ -385,6 +385,47 @@ static void full_pool_stretch_scan_reads_upper_levels(void **state)
     stretch_cost_in(1u << 30);
 }
 
+/* A warp's small requests that the leader's fallback finds nothing for (a full pool, no
+ * run, no mark, no active block) end in NULL, counted, without each lane trying again
+ * alone: the warp's NULLs must cost at most twice one request's. Each lane's own try
+ * made a 2^20 x 1 KiB launch on 256 MiB take 3.5x the time of one that fits. */
+typedef struct warp_null {
+    core_heap *heap;
+    uint32_t units[32];
+    uint64_t warp, lone;
+} warp_null;
+
+static void warp_null_lane(uint32_t lane, void *arg)
+{
+    (void)lane;
+    warp_null *x = arg;
+    uint64_t before = coroutine_lanes_own_steps();
+    core_heap_malloc_many(x->heap, 1024, 32, x->units, 0);
+    x->warp = coroutine_lanes_own_steps() - before;
+    before = coroutine_lanes_own_steps();
+    assert_int_equal(core_heap_malloc(x->heap, 1024, 0), 0);
+    x->lone = coroutine_lanes_own_steps() - before;
+}
+
+static void warp_nulls_cost_one_fallback(void **state)
+{
+    (void)state;
+    static replay r;
+    make_heap(&r, 64u << 20, 0);
+    uint32_t *h = r.heap.words;
+    size_t bytes = (size_t)h[CLHEAP_HDR_FRAME_COUNT] * h[CLHEAP_HDR_FRAME_UNITS] * CLHEAP_UNIT;
+    assert_int_not_equal(core_heap_malloc(&r.heap, bytes, 0), 0); /* the whole pool */
+    warp_null x = {.heap = &r.heap};
+    assert_int_equal(coroutine_lanes_run(1, warp_null_lane, &x, 1), 0);
+    for (int i = 0; i < 32; i++)
+        assert_int_equal(x.units[i], 0);
+    assert_int_equal(errors(&r, CLHEAP_HDR_ERR_OUT_OF_MEMORY), 33);
+    print_message("32 NULLs of a warp: %llu shared accesses; one alone: %llu\n", (unsigned long long)x.warp,
+                  (unsigned long long)x.lone);
+    assert_true(x.warp <= 2u * x.lone);
+    core_heap_destroy(&r.heap);
+}
+
 /* clheap_tier_nothing_for's mark flags: a full pool whose only free slot is in a block a
  * small launch's free left unsettled (marked, not active) must still give that slot,
  * since the last resort settles marked blocks. The request that finds no run, no active
@@ -429,6 +470,7 @@ int main(void)
         cmocka_unit_test(null_costs_no_more_in_a_larger_pool),
         cmocka_unit_test(marked_block_serves_a_full_pool),
         cmocka_unit_test(full_pool_stretch_scan_reads_upper_levels),
+        cmocka_unit_test(warp_nulls_cost_one_fallback),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
