@@ -78,6 +78,7 @@ int bench_oom(bench_env *env);
 int bench_oom_launch(bench_env *env);
 int bench_throughput(bench_env *env);
 int bench_registers(bench_env *env);
+int bench_compile(bench_env *env);
 int bench_freeheap(bench_env *env);
 int bench_churn(bench_env *env);
 

@@ -1,0 +1,141 @@
+/* compile: what building costs a user (issue 46). For every allocator: the heap's own
+ * program (clheap_heap_create, timed whole: its build is nearly all of it), then a user
+ * kernel with 1, 4 and 8 malloc + free sites (--quick: 1) built with
+ * clheap_heap_build_program, timed, with its binary's size (on NVIDIA the PTX text; with
+ * --csv the binaries are saved beside the CSV).
+ * Cold builds need the driver's caches off before the platform loads: main.c sets
+ * CUDA_CACHE_DISABLE=1 and POCL_KERNEL_CACHE=0 when this test runs alone; otherwise, or on a
+ * platform whose cache it does not know, the rows say "warm" or "unknown", not "cold". */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+/* The issue's probe: per site p = malloc(16 * (id % k + 1)); if (p) { use; free(p); }, each
+ * site with its own k so that the compiler cannot merge them. */
+static char *user_kernel(unsigned sites)
+{
+    size_t len = 256 + 160u * sites;
+    char *src = malloc(len);
+    if (!src)
+        return NULL;
+    int at = snprintf(src, len, "__kernel void user_sites(__global clheap_heap *heap, __global uint *out) {\n"
+                                "    uint id = get_global_id(0), sum = 0u;\n");
+    for (unsigned s = 0; s < sites; s++)
+        at += snprintf(src + at, len - (size_t)at,
+                       "    { __global uint *p = clheap_malloc(heap, 16u * (id %% %uu + 1u));\n"
+                       "      if (p) { p[0] = id; sum += p[0]; clheap_free(heap, p); } }\n",
+                       s + 2u);
+    snprintf(src + at, len - (size_t)at, "    out[id] = sum;\n}\n");
+    return src;
+}
+
+/* Whether this process's builds are cold: the cache variable of the platform, as main.c
+ * set it (or the user did). */
+static const char *build_state(bench_env *env)
+{
+    char name[256] = "";
+    clGetPlatformInfo(env->platform, CL_PLATFORM_NAME, sizeof name, name, NULL);
+    const char *var = strstr(name, "NVIDIA") ? "CUDA_CACHE_DISABLE" : strstr(name, "Portable") ? "POCL_KERNEL_CACHE" : NULL;
+    if (!var)
+        return "unknown";
+    const char *v = getenv(var), *cold = strcmp(var, "CUDA_CACHE_DISABLE") == 0 ? "1" : "0";
+    return v && strcmp(v, cold) == 0 ? "cold" : "warm";
+}
+
+/* Writes the program's binary (NVIDIA: PTX text with a trailing NUL) to <csv_dir>/<name>,
+ * for reading and assembling offline (ptxas) without device time. */
+static void save_binary(const bench_env *env, cl_program program, size_t bytes, const char *name)
+{
+    unsigned char *bin = env->csv_dir && bytes ? malloc(bytes) : NULL;
+    char path[1024];
+    if (!bin)
+        return;
+    snprintf(path, sizeof path, "%s/%s", env->csv_dir, name);
+    FILE *f = clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL) == CL_SUCCESS ? fopen(path, "wb")
+                                                                                                   : NULL;
+    if (f) {
+        fwrite(bin, 1, bytes, f);
+        fclose(f);
+    }
+    free(bin);
+}
+
+/* Seconds to build `sites` sites against heap (and the binary's bytes, saved as
+ * compile-<allocator>-<sites>.bin beside the CSV), or -1. */
+static double user_build(const bench_env *env, clheap_heap *heap, const char *allocator, unsigned sites,
+                         size_t *binary)
+{
+    char *src = user_kernel(sites);
+    static char log[16384];
+    cl_program program = NULL;
+    *binary = 0;
+    double t0 = bench_now_seconds();
+    const char *sources[] = {src};
+    clheap_status st = src ? clheap_heap_build_program(heap, 1, sources, NULL, &program, log, sizeof log)
+                           : CLHEAP_ERROR_OUT_OF_HOST_MEMORY;
+    double t = bench_now_seconds() - t0;
+    free(src);
+    if (st != CLHEAP_SUCCESS)
+        return -1.0;
+    cl_uint devices = 0;
+    clGetProgramInfo(program, CL_PROGRAM_NUM_DEVICES, sizeof devices, &devices, NULL);
+    if (devices == 1)
+        clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof *binary, binary, NULL);
+    char name[128];
+    snprintf(name, sizeof name, "compile-%s-%u.bin", allocator, sites);
+    save_binary(env, program, *binary, name);
+    clReleaseProgram(program);
+    return t;
+}
+
+int bench_compile(bench_env *env)
+{
+    static const unsigned site_counts[] = {1, 4, 8};
+    unsigned counts = env->quick ? 1u : 3u;
+    const char *state = build_state(env);
+    FILE *csv = bench_csv_open(env, "compile", "allocator,what,sites,seconds,binary_bytes,build");
+    printf("compile: build seconds (%s builds%s), user kernel binary bytes\n", state,
+           strcmp(state, "cold") ? "; run `clheap-bench compile` alone for cold ones" : "");
+    printf("  %-17s %10s", "allocator", "heap");
+    for (unsigned i = 0; i < counts; i++)
+        printf("  %2u site%s %12s", site_counts[i], site_counts[i] > 1 ? "s" : " ", "bytes");
+    printf("\n");
+    int failures = 0;
+    for (int a = CLHEAP_ATOMIC_MALLOC; a <= CLHEAP_ALLOCATOR_LAST; a++) {
+        /* FreeHeap too (bench_wants leaves it out of the concurrent tests). */
+        int wanted = a == CLHEAP_FREE_HEAP ? !env->only || strstr(env->only, "FreeHeap") != NULL
+                                           : bench_wants(env, (clheap_allocator)a);
+        if (!wanted)
+            continue;
+        const char *name = clheap_allocator_name((clheap_allocator)a);
+        clheap_heap_config config = clheap_heap_config_default();
+        config.allocator = (clheap_allocator)a;
+        config.size_bytes = 16u << 20;
+        clheap_heap *heap;
+        double t0 = bench_now_seconds();
+        clheap_status st = clheap_heap_create(env->context, env->device, env->queue, &config, &heap);
+        double create = bench_now_seconds() - t0;
+        if (st != CLHEAP_SUCCESS) {
+            printf("  %-17s heap: %s\n", name, clheap_status_string(st));
+            failures++;
+            continue;
+        }
+        printf("  %-17s %10.3f", name, create);
+        if (csv)
+            fprintf(csv, "%s,heap,0,%.6f,,%s\n", name, create, state);
+        for (unsigned i = 0; i < counts; i++) {
+            size_t bytes;
+            double t = user_build(env, heap, name, site_counts[i], &bytes);
+            failures += t < 0 || bytes == 0;
+            printf("  %8.3f %12zu", t, bytes);
+            if (csv)
+                fprintf(csv, "%s,user,%u,%.6f,%zu,%s\n", name, site_counts[i], t, bytes, state);
+        }
+        printf("\n");
+        clheap_heap_destroy(heap);
+    }
+    if (csv)
+        fclose(csv);
+    return failures != 0;
+}
