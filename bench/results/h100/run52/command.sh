@@ -13,6 +13,9 @@
 # Z  (.device-carry/new rebuilt with the cheap gates; .device-carry/hold: clheap-bench of
 #    3a9b919, the commit before them) compile new's, hold's and prev's throughput programs
 #    at once; oom-launch of new and hold; then T.
+# C  (.device-carry/new: clheap-bench with the compile test) cold builds of every allocator's
+#    heap and of a user kernel with 1, 4 and 8 sites, binaries kept; run alone, so that
+#    clheap-bench turns NVIDIA's compile cache off itself.
 # X  the mixed 16 B - 4 KiB shapes at a670df6 (.device-carry/base), at each commit since
 #    that changed cl/ (.device-carry/bis/COMMIT), at a750754 and new: every program
 #    compiled at once, then rounds over all of them in turn, until UNTIL.
@@ -50,6 +53,11 @@ if [ "$part" = B ]; then
     timeout 250 stdbuf -oL $B/new/test_stress TierAlloc > $R/stress.txt 2>&1
   echo "stress: exit $? $(grep 'TierAlloc:' $R/stress.txt | tail -1) at $SECONDS s"
   part=T
+fi
+if [ "$part" = C ]; then
+  mkdir -p $R/compile
+  timeout 540 $B/new/clheap-bench --csv $R/compile compile > $R/compile/log.txt 2>&1
+  echo "compile: exit $? at $SECONDS s"; cat $R/compile/log.txt
 fi
 if [ "$part" = Z ]; then
   for v in new hold prev; do
