@@ -79,6 +79,8 @@ int bench_oom_launch(bench_env *env);
 int bench_throughput(bench_env *env);
 int bench_registers(bench_env *env);
 int bench_compile(bench_env *env);
+/* Turns off the compile caches bench_compile knows; before any platform loads. */
+void bench_compile_caches_off(void);
 int bench_freeheap(bench_env *env);
 int bench_churn(bench_env *env);
 

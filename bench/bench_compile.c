@@ -3,9 +3,10 @@
  * kernel with 1, 4 and 8 malloc + free sites (--quick: 1) built with
  * clheap_heap_build_program, timed, with its binary's size (on NVIDIA the PTX text; with
  * --csv the binaries are saved beside the CSV).
- * Cold builds need the driver's caches off before the platform loads: main.c sets
- * CUDA_CACHE_DISABLE=1 and POCL_KERNEL_CACHE=0 when this test runs alone; otherwise, or on a
- * platform whose cache it does not know, the rows say "warm" or "unknown", not "cold". */
+ * Cold builds need the driver's caches off before the platform loads: main.c calls
+ * bench_compile_caches_off (CUDA_CACHE_DISABLE=1, POCL_KERNEL_CACHE=0) when this test runs
+ * alone; otherwise, or on a platform whose cache it does not know, the rows say "warm" or
+ * "unknown", not "cold". */
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,17 +31,35 @@ static char *user_kernel(unsigned sites)
     return src;
 }
 
-/* Whether this process's builds are cold: the cache variable of the platform, as main.c
- * set it (or the user did). */
+/* The compile caches this test knows: a platform (by a part of its name), the variable
+ * that turns its cache off, and the value that does. */
+static const struct {
+    const char *platform, *variable, *off;
+} caches[] = {
+    {"NVIDIA", "CUDA_CACHE_DISABLE", "1"},
+    {"Portable Computing Language", "POCL_KERNEL_CACHE", "0"},
+};
+enum { CACHE_COUNT = sizeof caches / sizeof caches[0] };
+
+void bench_compile_caches_off(void)
+{
+    for (int i = 0; i < CACHE_COUNT; i++)
+        setenv(caches[i].variable, caches[i].off, 1);
+}
+
+/* Whether this process's builds are cold: the platform's cache variable as
+ * bench_compile_caches_off set it (or the user did). */
 static const char *build_state(bench_env *env)
 {
     char name[256] = "";
     clGetPlatformInfo(env->platform, CL_PLATFORM_NAME, sizeof name, name, NULL);
-    const char *var = strstr(name, "NVIDIA") ? "CUDA_CACHE_DISABLE" : strstr(name, "Portable") ? "POCL_KERNEL_CACHE" : NULL;
-    if (!var)
-        return "unknown";
-    const char *v = getenv(var), *cold = strcmp(var, "CUDA_CACHE_DISABLE") == 0 ? "1" : "0";
-    return v && strcmp(v, cold) == 0 ? "cold" : "warm";
+    for (int i = 0; i < CACHE_COUNT; i++) {
+        if (!strstr(name, caches[i].platform))
+            continue;
+        const char *v = getenv(caches[i].variable);
+        return v && strcmp(v, caches[i].off) == 0 ? "cold" : "warm";
+    }
+    return "unknown";
 }
 
 /* Writes the program's binary (NVIDIA: PTX text with a trailing NUL) to <csv_dir>/<name>,

@@ -85,10 +85,8 @@ int main(int argc, char **argv)
     int named = 0;
     for (int t = 0; t < TEST_COUNT; t++)
         named += selected[t];
-    if (named == 1 && selected[TEST_COUNT - 1]) {
-        setenv("CUDA_CACHE_DISABLE", "1", 1);
-        setenv("POCL_KERNEL_CACHE", "0", 1);
-    }
+    if (named == 1 && selected[TEST_COUNT - 1])
+        bench_compile_caches_off();
     BENCH_CHECK(clheap_select_device(&env.platform, &env.device));
     clheap_describe_device(env.device, env.device_name, sizeof env.device_name);
     cl_int err;

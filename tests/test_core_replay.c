@@ -58,6 +58,14 @@ static void stamp(replay *r, uint32_t unit, uint32_t bytes)
 }
 
 /* Every live allocation keeps its stamp, no two overlap, and the heap walks sound. */
+/* One allocation of the whole pool: nothing is left free. */
+static void fill_pool(replay *r)
+{
+    const uint32_t *h = r->heap.words;
+    size_t bytes = (size_t)h[CLHEAP_HDR_FRAME_COUNT] * h[CLHEAP_HDR_FRAME_UNITS] * CLHEAP_UNIT;
+    assert_int_not_equal(core_heap_malloc(&r->heap, bytes, 0), 0);
+}
+
 static void expect_sound(replay *r)
 {
     for (uint32_t i = 0; i < r->count; i++) {
@@ -318,8 +326,7 @@ static void null_costs_in(uint64_t pool, null_costs *x)
     static replay r;
     make_heap(&r, pool, 0);
     uint32_t *h = r.heap.words;
-    size_t bytes = (size_t)h[CLHEAP_HDR_FRAME_COUNT] * h[CLHEAP_HDR_FRAME_UNITS] * CLHEAP_UNIT;
-    assert_int_not_equal(core_heap_malloc(&r.heap, bytes, 0), 0); /* the whole pool */
+    fill_pool(&r);
     x->heap = &r.heap;
     assert_int_equal(coroutine_lanes_run(1, null_costs_lane, x, 1), 0);
     for (int i = 0; i < 3; i++)
@@ -412,9 +419,7 @@ static void warp_nulls_cost_one_fallback(void **state)
     (void)state;
     static replay r;
     make_heap(&r, 64u << 20, 0);
-    uint32_t *h = r.heap.words;
-    size_t bytes = (size_t)h[CLHEAP_HDR_FRAME_COUNT] * h[CLHEAP_HDR_FRAME_UNITS] * CLHEAP_UNIT;
-    assert_int_not_equal(core_heap_malloc(&r.heap, bytes, 0), 0); /* the whole pool */
+    fill_pool(&r);
     warp_null x = {.heap = &r.heap};
     assert_int_equal(coroutine_lanes_run(1, warp_null_lane, &x, 1), 0);
     for (int i = 0; i < 32; i++)
