@@ -4,9 +4,9 @@
  * clheap_heap_build_program, timed, with its binary's size (on NVIDIA the PTX text; with
  * --csv the binaries are saved beside the CSV).
  * Cold builds need the driver's caches off before the platform loads: main.c calls
- * bench_compile_caches_off (CUDA_CACHE_DISABLE=1, POCL_KERNEL_CACHE=0) when this test runs
- * alone; otherwise, or on a platform whose cache it does not know, the rows say "warm" or
- * "unknown", not "cold". */
+ * bench_compile_caches_off (CUDA_CACHE_DISABLE=1, POCL_KERNEL_CACHE=0, and clheap's own
+ * CLHEAP_PROGRAM_CACHE=off) when this test runs alone; otherwise, or on a platform whose
+ * cache it does not know, the rows say "warm" or "unknown", not "cold". */
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,6 +45,7 @@ void bench_compile_caches_off(void)
 {
     for (int i = 0; i < CACHE_COUNT; i++)
         setenv(caches[i].variable, caches[i].off, 1);
+    setenv("CLHEAP_PROGRAM_CACHE", "off", 0); /* clheap's own, on every platform, unless set */
 }
 
 /* Whether this process's builds are cold: the platform's cache variable as
@@ -56,8 +57,8 @@ static const char *build_state(bench_env *env)
     for (int i = 0; i < CACHE_COUNT; i++) {
         if (!strstr(name, caches[i].platform))
             continue;
-        const char *v = getenv(caches[i].variable);
-        return v && strcmp(v, caches[i].off) == 0 ? "cold" : "warm";
+        const char *v = getenv(caches[i].variable), *own = getenv("CLHEAP_PROGRAM_CACHE");
+        return v && strcmp(v, caches[i].off) == 0 && own && strcmp(own, "off") == 0 ? "cold" : "warm";
     }
     return "unknown";
 }

@@ -11,6 +11,7 @@
 #include "heap_image.h"
 #include "heap_layout.h"
 #include "heap_walk.h"
+#include "programs.h"
 #include "registry.h"
 #include "report.h"
 #include "../cl/clheap_layout.h"
@@ -222,64 +223,79 @@ static void copy_build_log(cl_program program, cl_device_id device, char *log, s
     log[log_len - 1] = '\0';
 }
 
-/* Builds allocator source + sources with the heap's options + options. */
-static clheap_status build(clheap_heap *heap, size_t count, const char **sources, const char *options,
-                           cl_program *out, char *log, size_t log_len)
+/* The allocator source, then each source after a #line that restarts its numbering, so
+ * a build log names the user's own lines ("source 1", line 2), not the joined text's;
+ * and the heap's options followed by `options`. Free both *all and *all_options. */
+static clheap_status join(const clheap_heap *heap, size_t count, const char **sources, const char *options,
+                          const char ***all_out, char **all_options)
 {
-    if (log && log_len)
-        log[0] = '\0';
-    /* The allocator, then each source after a #line that restarts its numbering, so a
-     * build log names the user's own lines ("source 1", line 2), not the joined text's. */
-    const char **all = malloc((2 * count + 1) * sizeof *all);
-    char (*lines)[48] = malloc((count ? count : 1) * sizeof *lines);
-    if (!all || !lines) {
+    const char **all = malloc((2 * count + 1) * sizeof *all + (count ? count : 1) * 48);
+    char heap_options[128];
+    write_build_options(heap, heap_options, sizeof heap_options);
+    size_t options_len = strlen(heap_options) + (options ? strlen(options) : 0) + 2;
+    *all_options = malloc(options_len);
+    if (!all || !*all_options) {
         free(all);
-        free(lines);
+        free(*all_options);
         return CLHEAP_ERROR_OUT_OF_HOST_MEMORY;
     }
+    char (*lines)[48] = (char (*)[48])(all + 2 * count + 1);
     all[0] = clheap_embedded_device_source;
     for (size_t i = 0; i < count; i++) {
         snprintf(lines[i], sizeof lines[i], "\n#line 1 \"source %zu\"\n", i + 1);
         all[1 + 2 * i] = lines[i];
         all[2 + 2 * i] = sources[i];
     }
-    cl_int err;
-    cl_program program =
-        clCreateProgramWithSource(heap->context, (cl_uint)(2 * count + 1), all, NULL, &err);
-    free(all);
-    free(lines);
-    if (err != CL_SUCCESS)
-        return err;
-    char heap_options[128];
-    write_build_options(heap, heap_options, sizeof heap_options);
-    size_t options_len = strlen(heap_options) + (options ? strlen(options) : 0) + 2;
-    char *all_options = malloc(options_len);
-    if (!all_options) {
-        clReleaseProgram(program);
-        return CLHEAP_ERROR_OUT_OF_HOST_MEMORY;
-    }
-    snprintf(all_options, options_len, "%s %s", heap_options, options ? options : "");
-    err = clBuildProgram(program, 1, &heap->device, all_options, NULL, NULL);
-    free(all_options);
-    if (err == CL_BUILD_PROGRAM_FAILURE || err == CL_COMPILE_PROGRAM_FAILURE) {
-        copy_build_log(program, heap->device, log, log_len);
-        clReleaseProgram(program);
-        return CLHEAP_ERROR_BUILD_FAILED;
-    }
-    if (err != CL_SUCCESS) {
-        clReleaseProgram(program);
-        return err;
-    }
-    *out = program;
+    snprintf(*all_options, options_len, "%s %s", heap_options, options ? options : "");
+    *all_out = all;
     return CLHEAP_SUCCESS;
 }
 
-/* The library's own kernels (cl/clheap_kernels.cl) built for this heap into heap->program:
- * at creation for the allocators that need them, on first use (enqueue) for the others. */
+/* Builds allocator source + sources with the heap's options + options. */
+static clheap_status build(clheap_heap *heap, size_t count, const char **sources, const char *options,
+                           cl_program *out, char *log, size_t log_len)
+{
+    if (log && log_len)
+        log[0] = '\0';
+    const char **all;
+    char *all_options;
+    clheap_status status = join(heap, count, sources, options, &all, &all_options);
+    if (status != CLHEAP_SUCCESS)
+        return status;
+    cl_int err;
+    cl_program program = clCreateProgramWithSource(heap->context, (cl_uint)(2 * count + 1), all, NULL, &err);
+    if (err == CL_SUCCESS) {
+        err = clBuildProgram(program, 1, &heap->device, all_options, NULL, NULL);
+        if (err == CL_BUILD_PROGRAM_FAILURE || err == CL_COMPILE_PROGRAM_FAILURE) {
+            copy_build_log(program, heap->device, log, log_len);
+            err = CLHEAP_ERROR_BUILD_FAILED;
+        }
+        if (err != CL_SUCCESS)
+            clReleaseProgram(program);
+        else
+            *out = program;
+    }
+    free(all);
+    free(all_options);
+    return err;
+}
+
+/* The library's own kernels (cl/clheap_kernels.cl) for this heap into heap->program: at
+ * creation for the allocators that need them, on first use (enqueue) for the others.
+ * Shared with the other heaps of its context, device and options, and cached on disk
+ * (host/programs.c). */
 static clheap_status build_own_program(clheap_heap *heap)
 {
     const char *kernels = clheap_embedded_kernels_source;
-    return build(heap, 1, &kernels, NULL, &heap->program, NULL, 0);
+    const char **all;
+    char *all_options;
+    clheap_status status = join(heap, 1, &kernels, NULL, &all, &all_options);
+    if (status != CLHEAP_SUCCESS)
+        return status;
+    status = clheap_programs_get(heap->context, heap->device, all, 3, all_options, &heap->program);
+    free(all);
+    free(all_options);
+    return status;
 }
 
 /* Reads the buffer's first `bytes` into a new host image (blocking); free() it. */
@@ -416,8 +432,7 @@ static void release_parts(clheap_heap *heap)
         clReleaseMemObject(heap->block_list);
     if (heap->block_count)
         clReleaseMemObject(heap->block_count);
-    if (heap->program)
-        clReleaseProgram(heap->program);
+    clheap_programs_put(heap->program);
     if (heap->buffer)
         clReleaseMemObject(heap->buffer);
     if (heap->queue)

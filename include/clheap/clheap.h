@@ -8,5 +8,6 @@
 #include "clheap/device.h"
 #include "clheap/cache.h"
 #include "clheap/heap.h"
+#include "clheap/programs.h"
 
 #endif

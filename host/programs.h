@@ -1,0 +1,17 @@
+/* The library's own program, shared and cached (include/clheap/programs.h says what a
+ * user sees; host/programs.c how it works). */
+#ifndef CLHEAP_HOST_PROGRAMS_H
+#define CLHEAP_HOST_PROGRAMS_H
+
+#include "clheap/device.h"
+#include "clheap/status.h"
+
+/* The program of sources[0 .. count) built for device with options: a live one shared,
+ * one loaded from the cache folder, or one built (and written there). The caller holds
+ * it until clheap_programs_put. */
+clheap_status clheap_programs_get(cl_context context, cl_device_id device, const char **sources, cl_uint count,
+                                  const char *options, cl_program *out);
+/* Gives back a program from clheap_programs_get; the last holder releases it. */
+void clheap_programs_put(cl_program program);
+
+#endif
