@@ -80,7 +80,11 @@
  * stale reserver that reserves that bit before the free ORs it back, or the bit a stale
  * AND cleared on a free frame before block_new's store, keeps it. A stale free whose
  * pointer names a slot live in a new block of the same class is a free of that slot,
- * which no heap can tell from its owner's. */
+ * which no heap can tell from its owner's. Closing the window needs the free's atomic to
+ * name the block's life: a tag in the allocation word, which leaves fewer than 64 slots
+ * a block, and a CAS for the AND. Both were built and measured (docs/performance.md, "A
+ * tagged allocation word"); they cost more speed than this window of a user's bug is
+ * worth, so it stays. */
 
 /* ---- BitmapAlloc ------------------------------------------------------------------ */
 
