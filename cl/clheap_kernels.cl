@@ -4,6 +4,10 @@
 
 #include "clheap.cl"
 
+/* Two parts, which the library builds as two programs (host/heap.c, build_own_program):
+ * CLHEAP_KERNELS_PART 1, the set-up kernels, at heap creation; 2, the host-enqueued
+ * malloc and free, which inline the whole allocator, on first use. Unset: both. */
+#if !defined(CLHEAP_KERNELS_PART) || CLHEAP_KERNELS_PART == 1
 /* One work-item per pre-split chunk, plus one for the sentinel (FreeHeap: one, its one
  * free block). */
 __kernel void clheap_init_chunks(__global clheap_heap *heap, uint chunk_count)
@@ -43,31 +47,6 @@ __kernel void clheap_grow(__global clheap_heap *heap, __global clheap_heap *old,
 #endif
 }
 #endif
-
-/* Host-enqueued allocations (clheap_heap_enqueue_malloc / _free, paper 003's address
- * buffering): one work-item per request of the batch (FreeHeap, serial: one work-item
- * for all of them, in order); results are offsets in 16-byte units in the handle table,
- * where later kernels read them. */
-#if CLHEAP_ALLOCATOR == CLHEAP_KIND_FREEHEAP
-#define CLHEAP_BATCH_FOR(i, count) for (uint i = 0u; get_global_id(0) == 0 && i < (count); i++)
-#else
-#define CLHEAP_BATCH_FOR(i, count) for (uint i = (uint)get_global_id(0); i < (count); i = (count))
-#endif
-__kernel void clheap_enqueue_malloc(__global clheap_heap *heap, __global uint *handles, uint first, uint count,
-                                    uint size, __global const uint *sizes, uint per_request)
-{
-    CLHEAP_BATCH_FOR(i, count)
-        handles[first + i] = clheap_malloc_unit(heap, per_request ? sizes[i] : size);
-}
-
-__kernel void clheap_enqueue_free(__global clheap_heap *heap, __global uint *handles, uint first, uint count)
-{
-    CLHEAP_BATCH_FOR(i, count)
-        if (handles[first + i]) {
-            clheap_free_unit(heap, handles[first + i]);
-            handles[first + i] = 0u;
-        }
-}
 
 #if CLHEAP_ALLOCATOR == CLHEAP_KIND_BITMAP || CLHEAP_HAS_BLOCKS
 /* One work-item per bitmap container and per frame (cl/clheap_tier.h). */
@@ -123,5 +102,33 @@ __kernel void clheap_collect_blocks(__global clheap_heap *heap, uint c, __global
     }
 }
 #endif
+#endif /* part 1 */
+
+#if !defined(CLHEAP_KERNELS_PART) || CLHEAP_KERNELS_PART == 2
+/* Host-enqueued allocations (clheap_heap_enqueue_malloc / _free, paper 003's address
+ * buffering): one work-item per request of the batch (FreeHeap, serial: one work-item
+ * for all of them, in order); results are offsets in 16-byte units in the handle table,
+ * where later kernels read them. */
+#if CLHEAP_ALLOCATOR == CLHEAP_KIND_FREEHEAP
+#define CLHEAP_BATCH_FOR(i, count) for (uint i = 0u; get_global_id(0) == 0 && i < (count); i++)
+#else
+#define CLHEAP_BATCH_FOR(i, count) for (uint i = (uint)get_global_id(0); i < (count); i = (count))
+#endif
+__kernel void clheap_enqueue_malloc(__global clheap_heap *heap, __global uint *handles, uint first, uint count,
+                                    uint size, __global const uint *sizes, uint per_request)
+{
+    CLHEAP_BATCH_FOR(i, count)
+        handles[first + i] = clheap_malloc_unit(heap, per_request ? sizes[i] : size);
+}
+
+__kernel void clheap_enqueue_free(__global clheap_heap *heap, __global uint *handles, uint first, uint count)
+{
+    CLHEAP_BATCH_FOR(i, count)
+        if (handles[first + i]) {
+            clheap_free_unit(heap, handles[first + i]);
+            handles[first + i] = 0u;
+        }
+}
+#endif /* part 2 */
 
 #endif

@@ -24,7 +24,8 @@ struct clheap_heap {
     cl_device_id device;
     cl_command_queue queue;
     cl_mem buffer;
-    cl_program program; /* the library's own kernels for this allocator */
+    cl_program program;         /* the library's own set-up kernels for this allocator */
+    cl_program enqueue_program; /* its host-enqueued malloc and free, built on first use */
     cl_kernel init_chunks;  /* circular, FreeHeap: clheap_init_chunks; bitmap kinds: clheap_init_bitmaps */
     cl_kernel collect_blocks; /* BlockAlloc: parallel_do's block list */
     cl_kernel close_runs;     /* TierAlloc: run hints closed before parallel_do */
@@ -280,19 +281,26 @@ static clheap_status build(clheap_heap *heap, size_t count, const char **sources
     return err;
 }
 
-/* The library's own kernels (cl/clheap_kernels.cl) for this heap into heap->program: at
- * creation for the allocators that need them, on first use (enqueue) for the others.
- * Shared with the other heaps of its context, device and options, and cached on disk
- * (host/programs.c). */
-static clheap_status build_own_program(clheap_heap *heap)
+/* The library's own kernels (cl/clheap_kernels.cl), in two programs: the set-up part
+ * (initialisation, growth, parallel_do's helpers) into heap->program at creation, for the
+ * allocators that need it, or on first use; the enqueue part (clheap_heap_enqueue_malloc
+ * and _free) into heap->enqueue_program on first use. Why two: the enqueue kernels inline
+ * the whole allocator, and building them made nearly all of a heap's creation time on
+ * NVIDIA. Each is shared with the other heaps of its context, device and options, and
+ * cached on disk (host/programs.c). */
+#define OWN_SETUP 1
+#define OWN_ENQUEUE 2
+static clheap_status build_own_program(clheap_heap *heap, int part)
 {
     const char *kernels = clheap_embedded_kernels_source;
     const char **all;
-    char *all_options;
-    clheap_status status = join(heap, 1, &kernels, NULL, &all, &all_options);
+    char *all_options, part_option[32];
+    snprintf(part_option, sizeof part_option, "-DCLHEAP_KERNELS_PART=%d", part);
+    clheap_status status = join(heap, 1, &kernels, part_option, &all, &all_options);
     if (status != CLHEAP_SUCCESS)
         return status;
-    status = clheap_programs_get(heap->context, heap->device, all, 3, all_options, &heap->program);
+    status = clheap_programs_get(heap->context, heap->device, all, 3, all_options,
+                                 part == OWN_SETUP ? &heap->program : &heap->enqueue_program);
     free(all);
     free(all_options);
     return status;
@@ -433,6 +441,7 @@ static void release_parts(clheap_heap *heap)
     if (heap->block_count)
         clReleaseMemObject(heap->block_count);
     clheap_programs_put(heap->program);
+    clheap_programs_put(heap->enqueue_program);
     if (heap->buffer)
         clReleaseMemObject(heap->buffer);
     if (heap->queue)
@@ -508,7 +517,7 @@ clheap_status clheap_heap_create(cl_context context, cl_device_id device, cl_com
     heap->warp_coalescing = (clheap_allocator_has_blocks(cfg.allocator) || clheap_allocator_is_circular(cfg.allocator)) &&
                             !cfg.no_warp_coalescing ? ptx_level(context, device) : 0;
     if (clheap_allocator_is_circular(cfg.allocator) || bitmaps || cfg.allocator == CLHEAP_FREE_HEAP) {
-        status = build_own_program(heap);
+        status = build_own_program(heap, OWN_SETUP);
         if (status == CLHEAP_SUCCESS) {
             heap->init_chunks = clCreateKernel(
                 heap->program, bitmaps ? "clheap_init_bitmaps" : "clheap_init_chunks", &err);
@@ -629,8 +638,8 @@ static clheap_status heap_grow(clheap_heap *heap, uint64_t new_size_bytes)
     clheap_status status = clheap_layout_plan_growth(&heap->config, &heap->layout, new_size_bytes / CLHEAP_UNIT_BYTES, &g);
     if (status != CLHEAP_SUCCESS)
         return status;
-    cl_int err = CL_SUCCESS;
-    if (!heap->grow)
+    cl_int err = heap->program ? CL_SUCCESS : build_own_program(heap, OWN_SETUP);
+    if (!heap->grow && err == CL_SUCCESS)
         heap->grow = clCreateKernel(heap->program, "clheap_grow", &err);
     if (err != CL_SUCCESS)
         heap->grow = NULL;
@@ -815,21 +824,21 @@ clheap_status clheap_heap_indices(clheap_heap *heap, uint32_t class_index, uint3
     CLHEAP_INSIDE(heap, heap_indices(heap, class_index, out, cap, count));
 }
 
-/* The library's program (bump heaps build it on first use here) and its two kernels. */
+/* The library's enqueue program (built on first use) and its two kernels. */
 static clheap_status make_enqueue_kernels(clheap_heap *heap)
 {
     if (heap->enqueue_malloc && heap->enqueue_free)
         return CLHEAP_SUCCESS;
-    if (!heap->program) {
-        clheap_status status = build_own_program(heap);
+    if (!heap->enqueue_program) {
+        clheap_status status = build_own_program(heap, OWN_ENQUEUE);
         if (status != CLHEAP_SUCCESS)
             return status;
     }
     cl_int err = CL_SUCCESS;
     if (!heap->enqueue_malloc)
-        heap->enqueue_malloc = clCreateKernel(heap->program, "clheap_enqueue_malloc", &err);
+        heap->enqueue_malloc = clCreateKernel(heap->enqueue_program, "clheap_enqueue_malloc", &err);
     if (err == CL_SUCCESS && !heap->enqueue_free)
-        heap->enqueue_free = clCreateKernel(heap->program, "clheap_enqueue_free", &err);
+        heap->enqueue_free = clCreateKernel(heap->enqueue_program, "clheap_enqueue_free", &err);
     return err;
 }
 
