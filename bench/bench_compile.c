@@ -92,7 +92,7 @@ static double user_build(const bench_env *env, clheap_heap *heap, const char *al
     *binary = 0;
     double t0 = bench_now_seconds();
     const char *sources[] = {src};
-    clheap_status st = src ? clheap_heap_build_program(heap, 1, sources, NULL, &program, log, sizeof log)
+    clheap_status st = src ? clheap_heap_build_program(heap, 1, sources, env->build_options, &program, log, sizeof log)
                            : CLHEAP_ERROR_OUT_OF_HOST_MEMORY;
     double t = bench_now_seconds() - t0;
     free(src);
