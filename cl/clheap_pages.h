@@ -702,8 +702,11 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_region(CLHEAP_GLOBAL clheap_u3
  * a small take of whole segments that names a frame `near` (not FAIL) in the pool's low
  * half first looks, first fit, at `looks` containers of segments from the one holding
  * it. Why the low half: a hint's runs follow each other (cl/clheap_tier.h), and runs
- * that walked on to the high end would leave large requests there no whole piece. */
-static CLHEAP_INLINE clheap_u32 clheap_pages_take_uncounted(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frames,
+ * that walked on to the high end would leave large requests there no whole piece.
+ * Out of line (CLHEAP_OUTLINE): every path that opens a run, a block or a large
+ * allocation reaches it, and inlined it was most of a kernel's code (docs/performance.md,
+ * "Where TierAlloc's size comes from"). */
+static CLHEAP_INLINE CLHEAP_OUTLINE clheap_u32 clheap_pages_take_uncounted(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frames,
                                                             clheap_u32 seed, int small, clheap_u32 near,
                                                             clheap_u32 looks)
 {

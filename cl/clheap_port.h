@@ -22,6 +22,9 @@
  * registers do not count against malloc's fast path (NVIDIA allocates a kernel's
  * registers for its largest inlined path). */
 #define CLHEAP_COLD __attribute__((noinline))
+/* A slow path that many paths reach: compiled once, as a function, however many call
+ * sites reach it (the program stays small, and the callers keep fewer registers). */
+#define CLHEAP_OUTLINE __attribute__((noinline))
 typedef uint clheap_u32;
 typedef ulong clheap_u64;
 typedef ulong clheap_size;
@@ -117,6 +120,7 @@ static CLHEAP_INLINE void clheap_fence_dependency(void) {}
 #define CLHEAP_INLINE inline
 #define CLHEAP_NO_UNROLL
 #define CLHEAP_COLD
+#define CLHEAP_OUTLINE
 typedef uint32_t clheap_u32;
 typedef uint64_t clheap_u64;
 typedef size_t clheap_size;
