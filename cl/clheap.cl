@@ -425,8 +425,22 @@ static CLHEAP_INLINE void clheap_blocks_free_warp(__global clheap_u32 *h, __glob
 #endif
 
 /* malloc returning the 16-byte-unit offset of the allocation (0 = NULL). */
+/* Whether the host formatted this heap (clheap_heap_create: the magic in word 0). A malloc
+ * or free on any other buffer, zeroed or not, does nothing but count
+ * CLHEAP_HDR_ERR_UNFORMATTED there, which the host can read: the header's other words are
+ * no layout, and following them could read or write anywhere. */
+static CLHEAP_INLINE int clheap_formatted(CLHEAP_GLOBAL clheap_u32 *h)
+{
+    if (h[CLHEAP_HDR_MAGIC] == CLHEAP_MAGIC)
+        return 1;
+    clheap_count_error(h, CLHEAP_HDR_ERR_UNFORMATTED);
+    return 0;
+}
+
 static CLHEAP_INLINE clheap_u32 clheap_malloc_unit(CLHEAP_GLOBAL clheap_heap *heap, clheap_size size)
 {
+    if (!clheap_formatted(clheap_words(heap)))
+        return 0u;
 #if CLHEAP_ALLOCATOR == CLHEAP_KIND_FREEHEAP
     return clheap_freeheap_malloc_unit(clheap_words(heap), size);
 #elif CLHEAP_ALLOCATOR == CLHEAP_KIND_ATOMIC
@@ -476,6 +490,8 @@ static CLHEAP_INLINE CLHEAP_GLOBAL void *clheap_malloc(CLHEAP_GLOBAL clheap_heap
 
 static CLHEAP_INLINE void clheap_free(CLHEAP_GLOBAL clheap_heap *heap, CLHEAP_GLOBAL void *ptr)
 {
+    if (!ptr || !clheap_formatted(clheap_words(heap)))
+        return;
 #if CLHEAP_ALLOCATOR == CLHEAP_KIND_FREEHEAP
     clheap_freeheap_free(clheap_words(heap), ptr);
 #elif CLHEAP_IS_CIRCULAR && defined(CLHEAP_HAVE_PTX)
@@ -508,6 +524,9 @@ static CLHEAP_INLINE void clheap_free_unit(CLHEAP_GLOBAL clheap_heap *heap, clhe
 static CLHEAP_INLINE clheap_size clheap_malloc_strided(CLHEAP_GLOBAL clheap_heap *heap, clheap_u32 count,
                                                        clheap_u32 stride, clheap_u32 *handle)
 {
+    *handle = 0u;
+    if (!clheap_formatted(clheap_words(heap)))
+        return 0u;
     return clheap_freeheap_malloc_strided(clheap_words(heap), count, stride, handle);
 }
 #endif
@@ -527,8 +546,10 @@ static CLHEAP_INLINE __global void *clheap_malloc_group(__global clheap_heap *he
 {
 #if CLHEAP_HAS_BLOCKS
     __global clheap_u32 *h = clheap_words(heap);
+    /* Unformatted: nobody joins, and every barrier is still met by all (no early return). */
+    int formatted = h[CLHEAP_HDR_MAGIC] == CLHEAP_MAGIC;
     clheap_u32 lid = (clheap_u32)(get_local_id(0) + get_local_size(0) * (get_local_id(1) + get_local_size(1) * get_local_id(2)));
-    clheap_u32 c = want && size ? clheap_class_for(h, size) : CLHEAP_MAX_CLASSES;
+    clheap_u32 c = formatted && want && size ? clheap_class_for(h, size) : CLHEAP_MAX_CLASSES;
     if (lid == 0u) {
         scratch[0] = 0u;
         scratch[2] = CLHEAP_MAX_CLASSES;
@@ -562,7 +583,7 @@ static CLHEAP_INLINE __global void *clheap_malloc_group(__global clheap_heap *he
         scratch[1] = grants;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (!want)
+    if (!want || (!formatted && !clheap_formatted(h)))
         return 0;
     if (!joins) /* a bad size, or another class than the group's: served alone */
         return clheap_malloc(heap, size);

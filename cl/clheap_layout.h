@@ -13,7 +13,7 @@
 
 #define CLHEAP_UNIT 16u
 #define CLHEAP_MAGIC 0x50484c43u /* "CLHP" */
-#define CLHEAP_LAYOUT_VERSION 11u
+#define CLHEAP_LAYOUT_VERSION 12u
 
 /* Allocator kinds (CLHEAP_KIND_*) and the device's error counter words (CLHEAP_HDR_ERR_*):
  * generated, with the C API's names for them, from cmake/vocabulary.cmake. */
@@ -38,7 +38,7 @@
 /* FreeHeap (cl/clheap_freeheap.h): the lock of its serial operations, the unit of its
  * free-heap array (entry i is word i; word 0 unused), the array's capacity in entries
  * and how many are in use (the free blocks). */
-#define CLHEAP_HDR_FH_LOCK 23
+#define CLHEAP_HDR_FH_LOCK 27
 #define CLHEAP_HDR_FH_ENTRIES 24
 #define CLHEAP_HDR_FH_CAPACITY 25
 #define CLHEAP_HDR_FH_COUNT 26
@@ -61,7 +61,7 @@
 #define CLHEAP_HDR_PAGES_LOW_FRONTIER 29  /* TierAlloc: where the next large request under a segment begins (a hint) */
 #define CLHEAP_HDR_PAGES_HIGH_FRONTIER 30 /* TierAlloc: where the next one over a segment ends (a hint) */
 #define CLHEAP_HDR_PAGES_LAST_BREAK 31    /* TierAlloc: the segment broken last, where looks in F begin (a hint) */
-#define CLHEAP_HDR_SETTLE_CURSOR 23 /* TierAlloc (FreeHeap's lock word): the unsettled-blocks container the next bounded settle starts at (a hint) */
+#define CLHEAP_HDR_SETTLE_CURSOR 24 /* TierAlloc (the bump counter's word): the unsettled-blocks container the next bounded settle starts at (a hint) */
 /* Size classes (blocks): class c's slot bytes, frames per block, slots per block and
  * (TierAlloc) blocks per run, the unit its per-work-group-slot hints bump through. */
 #define CLHEAP_MAX_CLASSES 32

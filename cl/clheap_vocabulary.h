@@ -26,6 +26,7 @@
 #define CLHEAP_HDR_ERR_FREE_NOT_CHUNK 20 /* free of a pointer that starts no allocation */
 #define CLHEAP_HDR_ERR_DOUBLE_FREE 21 /* free of an allocation already free */
 #define CLHEAP_HDR_ERR_CONTENDED 22 /* malloc gave up after its bounded retries */
-#define CLHEAP_HDR_ERR_COUNT 7
+#define CLHEAP_HDR_ERR_UNFORMATTED 23 /* malloc or free on a buffer the host never formatted as a heap (its first word is not the magic) */
+#define CLHEAP_HDR_ERR_COUNT 8
 
 #endif

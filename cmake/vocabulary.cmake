@@ -29,4 +29,5 @@ set(CLHEAP_DEVICE_ERRORS
   "19|CLHEAP_HDR_ERR_FREE_UNALIGNED|free_unaligned|CLHEAP_ERROR_DEVICE_BAD_FREE|free of a pointer off a 16-byte unit"
   "20|CLHEAP_HDR_ERR_FREE_NOT_CHUNK|free_not_chunk|CLHEAP_ERROR_DEVICE_BAD_FREE|free of a pointer that starts no allocation"
   "21|CLHEAP_HDR_ERR_DOUBLE_FREE|double_free|CLHEAP_ERROR_DEVICE_BAD_FREE|free of an allocation already free"
-  "22|CLHEAP_HDR_ERR_CONTENDED|contended|CLHEAP_ERROR_DEVICE_CONTENDED|malloc gave up after its bounded retries")
+  "22|CLHEAP_HDR_ERR_CONTENDED|contended|CLHEAP_ERROR_DEVICE_CONTENDED|malloc gave up after its bounded retries"
+  "23|CLHEAP_HDR_ERR_UNFORMATTED|unformatted|CLHEAP_ERROR_HEAP_CORRUPT|malloc or free on a buffer the host never formatted as a heap (its first word is not the magic)")

@@ -566,7 +566,8 @@ clheap_status clheap_heap_destroy(clheap_heap *heap)
 
 /* read_errors' precedence (heap.h), lower first; DEVICE_STATUSES for any status that is
  * no device error (CLHEAP_SUCCESS included). */
-static const clheap_status device_statuses[] = {CLHEAP_ERROR_DEVICE_BAD_FREE, CLHEAP_ERROR_DEVICE_BAD_SIZE,
+static const clheap_status device_statuses[] = {CLHEAP_ERROR_HEAP_CORRUPT, CLHEAP_ERROR_DEVICE_BAD_FREE,
+                                                CLHEAP_ERROR_DEVICE_BAD_SIZE,
                                                 CLHEAP_ERROR_DEVICE_OUT_OF_MEMORY, CLHEAP_ERROR_DEVICE_CONTENDED};
 enum { DEVICE_STATUSES = sizeof device_statuses / sizeof *device_statuses };
 static int device_status_rank(clheap_status status)

@@ -455,6 +455,46 @@ static void bad_frees_are_counted_and_lose_nothing(void **state)
     clReleaseMemObject(out);
 }
 
+/* A kernel given a buffer the host never formatted (here zeroed, as a user of the .cl
+ * source alone would hand one over): every malloc returns NULL and every free does
+ * nothing, each counted in word CLHEAP_HDR_ERR_UNFORMATTED of that buffer, and no other
+ * word of it changes. */
+static void unformatted_buffer_counts_and_is_untouched(void **state)
+{
+    heap_test *t = *state;
+    enum { ITEMS = 256, WORDS = 1 << 16 };
+    uint32_t *words = calloc(WORDS, sizeof *words);
+    assert_non_null(words);
+    cl_int err;
+    cl_mem zeroed = clCreateBuffer(t->cl.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, WORDS * sizeof *words,
+                                   words, &err);
+    assert_int_equal(err, CL_SUCCESS);
+    cl_mem units = make_buffer(t, ITEMS * sizeof(uint32_t)), sizes = make_buffer(t, ITEMS * sizeof(uint32_t));
+    cl_uint seed = 5, lo = 16, hi = 256;
+    assert_int_equal(clSetKernelArg(t->alloc_random, 0, sizeof zeroed, &zeroed), CL_SUCCESS);
+    set_args(t->alloc_random, 5, sizeof units, &units, sizeof sizes, &sizes, sizeof seed, &seed, sizeof lo, &lo,
+             sizeof hi, &hi);
+    run_kernel(t, t->alloc_random, ITEMS);
+    uint32_t got[ITEMS];
+    read_buffer(t, units, got, sizeof got);
+    for (int i = 0; i < ITEMS; i++) {
+        assert_int_equal(got[i], 0);
+        got[i] = 64u + 4u * (uint32_t)i; /* frees of units inside the buffer */
+    }
+    assert_int_equal(clEnqueueWriteBuffer(t->cl.queue, units, CL_TRUE, 0, sizeof got, got, 0, NULL, NULL),
+                     CL_SUCCESS);
+    assert_int_equal(clSetKernelArg(t->free_units, 0, sizeof zeroed, &zeroed), CL_SUCCESS);
+    set_args(t->free_units, 1, sizeof units, &units);
+    run_kernel(t, t->free_units, ITEMS);
+    read_buffer(t, zeroed, words, WORDS * sizeof *words);
+    for (uint32_t w = 0; w < WORDS; w++)
+        assert_int_equal(words[w], w == CLHEAP_HDR_ERR_UNFORMATTED ? 2 * ITEMS : 0);
+    clReleaseMemObject(zeroed);
+    clReleaseMemObject(units);
+    clReleaseMemObject(sizes);
+    free(words);
+}
+
 /* read_errors' answer is the first counter set in heap.h's order, whichever allocator
  * set them: the counters are written here as device code would leave them. */
 static void device_errors_read_back_in_precedence(void **state)
@@ -509,7 +549,7 @@ static void stats_json_is_complete(void **state)
              (unsigned long long)s.held_bytes);
     assert_non_null(strstr(json, split));
     assert_int_equal(s.live_bytes + s.held_bytes, s.used_bytes);
-    assert_non_null(strstr(json, "\"contended\": 0}}"));
+    assert_non_null(strstr(json, "\"unformatted\": 0}}"));
     char field[256];
     for (uint32_t c = 0; c < s.class_count; c++) { /* every class, in order, with its own counts */
         snprintf(field, sizeof field, "%s{\"bytes\": %u, \"capacity\": %u, \"blocks\": %llu, \"objects\": %llu}",
@@ -741,6 +781,7 @@ static const struct CMUnitTest heap_tests[] = {
     cmocka_unit_test_setup(fill_until_null_then_refill, reset_heap),
     cmocka_unit_test_setup(wrap_stays_inside_the_pool, reset_heap),
     cmocka_unit_test_setup(bad_frees_are_counted_and_lose_nothing, reset_heap),
+    cmocka_unit_test_setup(unformatted_buffer_counts_and_is_untouched, reset_heap),
     cmocka_unit_test_setup(device_errors_read_back_in_precedence, reset_heap),
     cmocka_unit_test_setup(stats_json_is_complete, reset_heap),
 };

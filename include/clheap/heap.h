@@ -176,6 +176,11 @@ clheap_status clheap_heap_set_kernel_arg(const clheap_heap *heap, cl_kernel kern
 /** Reads the header's counters (blocking). Each counter has its status
  * (CLHEAP_DEVICE_ERROR_LIST in clheap/vocabulary.h); the answer is that of the first
  * non-zero one in this order, the program's mistakes before the heap's limits:
+ *   CLHEAP_ERROR_HEAP_CORRUPT         a malloc or free met a header without the magic
+ *                                     (the buffer was overwritten; kernels that include
+ *                                     cl/clheap.cl count this in word 23 of any buffer
+ *                                     they are given that clheap_heap_create did not
+ *                                     format);
  *   CLHEAP_ERROR_DEVICE_BAD_FREE      a free was refused (outside, unaligned, not an
  *                                     allocation, already free);
  *   CLHEAP_ERROR_DEVICE_BAD_SIZE      malloc was asked for 0 bytes or more than the pool;

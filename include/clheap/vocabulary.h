@@ -47,6 +47,7 @@ typedef struct clheap_heap_errors {
     uint32_t free_not_chunk; /* free of a pointer that starts no allocation */
     uint32_t double_free; /* free of an allocation already free */
     uint32_t contended; /* malloc gave up after its bounded retries */
+    uint32_t unformatted; /* malloc or free on a buffer the host never formatted as a heap (its first word is not the magic) */
 } clheap_heap_errors;
 
 /* X(field, header word, status clheap_heap_read_errors answers) for every counter. */
@@ -58,5 +59,6 @@ typedef struct clheap_heap_errors {
     X(free_not_chunk, 20, CLHEAP_ERROR_DEVICE_BAD_FREE) \
     X(double_free, 21, CLHEAP_ERROR_DEVICE_BAD_FREE) \
     X(contended, 22, CLHEAP_ERROR_DEVICE_CONTENDED) \
+    X(unformatted, 23, CLHEAP_ERROR_HEAP_CORRUPT) \
 
 #endif
