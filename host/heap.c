@@ -205,25 +205,6 @@ clheap_status clheap_heap_build_options(const clheap_heap *heap, char *buf, size
     CLHEAP_INSIDE(heap, heap_build_options(heap, buf, len));
 }
 
-/* The program's build log into log (log_len bytes with its NUL): its beginning when it is
- * longer (OpenCL answers a short buffer with an error and no text at all). */
-static void copy_build_log(cl_program program, cl_device_id device, char *log, size_t log_len)
-{
-    if (!log || !log_len)
-        return;
-    log[0] = '\0';
-    size_t size = 0;
-    if (clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, NULL, &size) != CL_SUCCESS || !size)
-        return;
-    char *whole = size <= log_len ? log : malloc(size);
-    if (whole && clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, size, whole, NULL) == CL_SUCCESS &&
-        whole != log)
-        memcpy(log, whole, log_len - 1);
-    if (whole != log)
-        free(whole);
-    log[log_len - 1] = '\0';
-}
-
 /* The allocator source, then each source after a #line that restarts its numbering, so
  * a build log names the user's own lines ("source 1", line 2), not the joined text's;
  * and the heap's options followed by `options`. Free both *all and *all_options. */
@@ -252,7 +233,7 @@ static clheap_status join(const clheap_heap *heap, size_t count, const char **so
     return CLHEAP_SUCCESS;
 }
 
-/* Builds allocator source + sources with the heap's options + options. */
+/* Builds allocator source + sources with the heap's options + options (uncached). */
 static clheap_status build(clheap_heap *heap, size_t count, const char **sources, const char *options,
                            cl_program *out, char *log, size_t log_len)
 {
@@ -263,22 +244,11 @@ static clheap_status build(clheap_heap *heap, size_t count, const char **sources
     clheap_status status = join(heap, count, sources, options, &all, &all_options);
     if (status != CLHEAP_SUCCESS)
         return status;
-    cl_int err;
-    cl_program program = clCreateProgramWithSource(heap->context, (cl_uint)(2 * count + 1), all, NULL, &err);
-    if (err == CL_SUCCESS) {
-        err = clBuildProgram(program, 1, &heap->device, all_options, NULL, NULL);
-        if (err == CL_BUILD_PROGRAM_FAILURE || err == CL_COMPILE_PROGRAM_FAILURE) {
-            copy_build_log(program, heap->device, log, log_len);
-            err = CLHEAP_ERROR_BUILD_FAILED;
-        }
-        if (err != CL_SUCCESS)
-            clReleaseProgram(program);
-        else
-            *out = program;
-    }
+    status = clheap_programs_build(heap->context, heap->device, all, (cl_uint)(2 * count + 1), all_options, out, log,
+                                   log_len);
     free(all);
     free(all_options);
-    return err;
+    return status;
 }
 
 /* The library's own kernels (cl/clheap_kernels.cl), in two programs: the set-up part

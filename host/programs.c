@@ -405,17 +405,42 @@ static int store(cl_program program, cl_device_id device, const char *dir, const
 
 /* ---- get -------------------------------------------------------------------------- */
 
-static clheap_status build_source(cl_context context, cl_device_id device, const char **sources, cl_uint count,
-                                  const char *options, cl_program *out)
+/* The program's build log into log (log_len bytes with its NUL): its beginning when it is
+ * longer (OpenCL answers a short buffer with an error and no text at all). */
+static void copy_build_log(cl_program program, cl_device_id device, char *log, size_t log_len)
 {
+    if (!log || !log_len)
+        return;
+    log[0] = '\0';
+    size_t size = 0;
+    if (clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, NULL, &size) != CL_SUCCESS || !size)
+        return;
+    char *whole = size <= log_len ? log : malloc(size);
+    if (whole && clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, size, whole, NULL) == CL_SUCCESS &&
+        whole != log)
+        memcpy(log, whole, log_len - 1);
+    if (whole != log)
+        free(whole);
+    log[log_len - 1] = '\0';
+}
+
+clheap_status clheap_programs_build(cl_context context, cl_device_id device, const char **sources, cl_uint count,
+                                    const char *options, cl_program *out, char *log, size_t log_len)
+{
+    if (log && log_len)
+        log[0] = '\0';
     cl_int err;
     cl_program program = clCreateProgramWithSource(context, count, sources, NULL, &err);
     if (err != CL_SUCCESS)
         return err;
     err = clBuildProgram(program, 1, &device, options, NULL, NULL);
+    if (err == CL_BUILD_PROGRAM_FAILURE || err == CL_COMPILE_PROGRAM_FAILURE) {
+        copy_build_log(program, device, log, log_len);
+        err = CLHEAP_ERROR_BUILD_FAILED;
+    }
     if (err != CL_SUCCESS) {
         clReleaseProgram(program);
-        return err == CL_BUILD_PROGRAM_FAILURE || err == CL_COMPILE_PROGRAM_FAILURE ? CLHEAP_ERROR_BUILD_FAILED : err;
+        return err;
     }
     *out = program;
     return CLHEAP_SUCCESS;
@@ -436,7 +461,7 @@ clheap_status clheap_programs_get(cl_context context, cl_device_id device, const
     if (program) {
         bump(&counters.loaded);
     } else {
-        clheap_status status = build_source(context, device, sources, count, options, &program);
+        clheap_status status = clheap_programs_build(context, device, sources, count, options, &program, NULL, 0);
         if (status != CLHEAP_SUCCESS) {
             free(key);
             return status;

@@ -11,6 +11,10 @@
  * it until clheap_programs_put. */
 clheap_status clheap_programs_get(cl_context context, cl_device_id device, const char **sources, cl_uint count,
                                   const char *options, cl_program *out);
+/* Builds sources[0 .. count) for device with options, uncached: on a build error,
+ * CLHEAP_ERROR_BUILD_FAILED and the start of the build log in log (may be NULL). */
+clheap_status clheap_programs_build(cl_context context, cl_device_id device, const char **sources, cl_uint count,
+                                    const char *options, cl_program *out, char *log, size_t log_len);
 /* Gives back a program from clheap_programs_get; the last holder releases it. */
 void clheap_programs_put(cl_program program);
 
