@@ -119,18 +119,17 @@ void clheap_programs_put(cl_program program)
     entry **link = &table;
     while (*link && (*link)->program != program)
         link = &(*link)->next;
-    entry *gone = NULL;
-    if (*link && --(*link)->holders == 0) {
-        gone = *link;
+    entry *held = *link, *gone = NULL;
+    if (held && --held->holders == 0) {
+        gone = held;
         *link = gone->next;
     }
-    int tracked = *link != NULL || gone != NULL;
     pthread_mutex_unlock(&table_lock);
     if (gone) {
         free(gone->options);
         free(gone);
     }
-    if (gone || !tracked)
+    if (gone || !held) /* the last holder, or a program insert could not list */
         clReleaseProgram(program);
 }
 
