@@ -424,19 +424,25 @@ static CLHEAP_INLINE void clheap_blocks_free_warp(__global clheap_u32 *h, __glob
 #endif
 #endif
 
-/* malloc returning the 16-byte-unit offset of the allocation (0 = NULL). */
 /* Whether the host formatted this heap (clheap_heap_create: the magic in word 0). A malloc
  * or free on any other buffer, zeroed or not, does nothing but count
- * CLHEAP_HDR_ERR_UNFORMATTED there, which the host can read: the header's other words are
- * no layout, and following them could read or write anywhere. */
+ * CLHEAP_HDR_ERR_UNFORMATTED there, which the host can read: the header's other words
+ * are no layout, and following them could read or write anywhere. */
+static CLHEAP_INLINE int clheap_has_magic(CLHEAP_GLOBAL clheap_u32 *h)
+{
+    return h[CLHEAP_HDR_MAGIC] == CLHEAP_MAGIC;
+}
+
+/* clheap_has_magic, counting a call on an unformatted buffer. */
 static CLHEAP_INLINE int clheap_formatted(CLHEAP_GLOBAL clheap_u32 *h)
 {
-    if (h[CLHEAP_HDR_MAGIC] == CLHEAP_MAGIC)
+    if (clheap_has_magic(h))
         return 1;
     clheap_count_error(h, CLHEAP_HDR_ERR_UNFORMATTED);
     return 0;
 }
 
+/* malloc returning the 16-byte-unit offset of the allocation (0 = NULL). */
 static CLHEAP_INLINE clheap_u32 clheap_malloc_unit(CLHEAP_GLOBAL clheap_heap *heap, clheap_size size)
 {
     if (!clheap_formatted(clheap_words(heap)))
@@ -547,7 +553,7 @@ static CLHEAP_INLINE __global void *clheap_malloc_group(__global clheap_heap *he
 #if CLHEAP_HAS_BLOCKS
     __global clheap_u32 *h = clheap_words(heap);
     /* Unformatted: nobody joins, and every barrier is still met by all (no early return). */
-    int formatted = h[CLHEAP_HDR_MAGIC] == CLHEAP_MAGIC;
+    int formatted = clheap_has_magic(h);
     clheap_u32 lid = (clheap_u32)(get_local_id(0) + get_local_size(0) * (get_local_id(1) + get_local_size(1) * get_local_id(2)));
     clheap_u32 c = formatted && want && size ? clheap_class_for(h, size) : CLHEAP_MAX_CLASSES;
     if (lid == 0u) {
@@ -583,8 +589,12 @@ static CLHEAP_INLINE __global void *clheap_malloc_group(__global clheap_heap *he
         scratch[1] = grants;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (!want || (!formatted && !clheap_formatted(h)))
+    if (!want)
         return 0;
+    if (!formatted) {
+        clheap_count_error(h, CLHEAP_HDR_ERR_UNFORMATTED);
+        return 0;
+    }
     if (!joins) /* a bad size, or another class than the group's: served alone */
         return clheap_malloc(heap, size);
     for (clheap_u32 k = 0, before = 0; k < scratch[1]; k++) {
