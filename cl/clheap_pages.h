@@ -265,8 +265,10 @@ static CLHEAP_INLINE int clheap_pages_have(CLHEAP_GLOBAL clheap_u32 *h, clheap_u
     return h[CLHEAP_HDR_FRAME_COUNT] - clheap_pages_used(h) >= m;
 }
 
-/* Gives back frames [first, first + frames) that a take handed out (counted in U). */
-static CLHEAP_INLINE void clheap_pages_release(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 first, clheap_u32 frames)
+/* Gives back frames [first, first + frames) that a take handed out (counted in U).
+ * Out of line (CLHEAP_OUTLINE): every block reclaim, run release and large free reaches it,
+ * and inlined, each of them carried its own copy of the put and of the bitmap updates. */
+static CLHEAP_INLINE CLHEAP_OUTLINE void clheap_pages_release(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 first, clheap_u32 frames)
 {
     clheap_add32(clheap_pages_used_stripe(h, first), 0u - frames);
     clheap_pages_put(h, first, frames);
