@@ -404,9 +404,52 @@ static int store(cl_program program, cl_device_id device, const char *dir, const
 
 /* ---- get -------------------------------------------------------------------------- */
 
-/* The program's build log into log (log_len bytes with its NUL): its beginning when it is
- * longer (OpenCL answers a short buffer with an error and no text at all). */
-static void copy_build_log(cl_program program, cl_device_id device, char *log, size_t log_len)
+/* The source K (1-based) that joined line n falls in, and its line there in *line; 0 if none. */
+static size_t source_of_line(unsigned long n, const size_t *first, size_t count, unsigned long *line)
+{
+    for (size_t i = 0; i < count; i++)
+        if (n >= first[i] && n < first[i + 1]) {
+            *line = n - first[i] + 1;
+            return i + 1;
+        }
+    return 0;
+}
+
+void clheap_programs_name_lines(char *log, size_t log_len, const size_t *first, size_t count)
+{
+    static const char mark[] = "<kernel>:";
+    const size_t mark_len = sizeof mark - 1;
+    if (!log || !log_len || !strstr(log, mark))
+        return;
+    size_t out_len = 2 * strlen(log) + 64, at = 0;
+    char *out = malloc(out_len);
+    if (!out)
+        return;
+    for (const char *p = log; *p && at + 64 < out_len;) {
+        char *end = NULL;
+        unsigned long n = 0, line = 0;
+        size_t k = 0;
+        if (strncmp(p, mark, mark_len) == 0) {
+            n = strtoul(p + mark_len, &end, 10);
+            k = end != p + mark_len && *end == ':' ? source_of_line(n, first, count, &line) : 0;
+        }
+        if (k) {
+            at += (size_t)snprintf(out + at, out_len - at, "source %zu:%lu", k, line);
+            p = end;
+        } else {
+            out[at++] = *p++;
+        }
+    }
+    out[at] = '\0';
+    snprintf(log, log_len, "%s", out);
+    free(out);
+}
+
+/* The program's build log into log (log_len bytes with its NUL), its lines named by
+ * clheap_programs_name_lines(first, named) first: its beginning when it is longer (OpenCL
+ * answers a short buffer with an error and no text at all). */
+static void copy_build_log(cl_program program, cl_device_id device, char *log, size_t log_len, const size_t *first,
+                           size_t named)
 {
     if (!log || !log_len)
         return;
@@ -414,17 +457,20 @@ static void copy_build_log(cl_program program, cl_device_id device, char *log, s
     size_t size = 0;
     if (clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, NULL, &size) != CL_SUCCESS || !size)
         return;
-    char *whole = size <= log_len ? log : malloc(size);
-    if (whole && clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, size, whole, NULL) == CL_SUCCESS &&
-        whole != log)
-        memcpy(log, whole, log_len - 1);
-    if (whole != log)
-        free(whole);
-    log[log_len - 1] = '\0';
+    size_t whole_len = 2 * size + 64; /* room for the renamed lines */
+    char *whole = malloc(whole_len);
+    if (whole && clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, size, whole, NULL) == CL_SUCCESS) {
+        whole[size - 1] = '\0';
+        if (named)
+            clheap_programs_name_lines(whole, whole_len, first, named);
+        snprintf(log, log_len, "%s", whole);
+    }
+    free(whole);
 }
 
 clheap_status clheap_programs_build(cl_context context, cl_device_id device, const char **sources, cl_uint count,
-                                    const char *options, cl_program *out, char *log, size_t log_len)
+                                    const char *options, cl_program *out, char *log, size_t log_len,
+                                    const size_t *first, size_t named)
 {
     if (log && log_len)
         log[0] = '\0';
@@ -434,7 +480,7 @@ clheap_status clheap_programs_build(cl_context context, cl_device_id device, con
         return err;
     err = clBuildProgram(program, 1, &device, options, NULL, NULL);
     if (err == CL_BUILD_PROGRAM_FAILURE || err == CL_COMPILE_PROGRAM_FAILURE) {
-        copy_build_log(program, device, log, log_len);
+        copy_build_log(program, device, log, log_len, first, named);
         err = CLHEAP_ERROR_BUILD_FAILED;
     }
     if (err != CL_SUCCESS) {
@@ -460,7 +506,7 @@ clheap_status clheap_programs_get(cl_context context, cl_device_id device, const
     if (program) {
         bump(&counters.loaded);
     } else {
-        clheap_status status = clheap_programs_build(context, device, sources, count, options, &program, NULL, 0);
+        clheap_status status = clheap_programs_build(context, device, sources, count, options, &program, NULL, 0, NULL, 0);
         if (status != CLHEAP_SUCCESS) {
             free(key);
             return status;

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "fixture.h"
+#include "programs.h"
 
 static cl_fixture fx;
 static char root[256];
@@ -295,6 +296,25 @@ static void off_writes_nothing(void **state)
     assert_int_equal(clheap_program_cache_dir(shown, 4), CLHEAP_ERROR_BUFFER_TOO_SMALL);
 }
 
+/* A compiler that ignores #line (NVIDIA) numbers the joined text: the user's lines are
+ * renamed "source K:M", the allocator's left, and the log stays inside its buffer. */
+static void logs_name_user_lines(void **state)
+{
+    (void)state;
+    const size_t first[] = {5000, 5510, 5520}; /* source 1 at 5000 - 5509, source 2 at 5510 - 5519 */
+    char log[256] = "<kernel>:5513:5: error: use of 'this'\n<kernel>:12:1: note: here\n"
+                    "<kernel>:5000:2: warning\n<kernel>:5520:1: after\n<kernel>:x\n";
+    clheap_programs_name_lines(log, sizeof log, first, 2);
+    assert_string_equal(log, "source 2:4:5: error: use of 'this'\n<kernel>:12:1: note: here\n"
+                             "source 1:1:2: warning\n<kernel>:5520:1: after\n<kernel>:x\n");
+    char small[32] = "<kernel>:5513:5: error";
+    clheap_programs_name_lines(small, 12, first, 2);
+    assert_string_equal(small, "source 2:4:");
+    char honoured[64] = "source 2:2:5: error: use of 'this'";
+    clheap_programs_name_lines(honoured, sizeof honoured, first, 2);
+    assert_string_equal(honoured, "source 2:2:5: error: use of 'this'");
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -324,6 +344,7 @@ int main(void)
         cmocka_unit_test(truncated_file_is_rebuilt),
         cmocka_unit_test(unwritable_folder_only_turns_it_off),
         cmocka_unit_test(off_writes_nothing),
+        cmocka_unit_test(logs_name_user_lines),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

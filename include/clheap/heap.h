@@ -165,7 +165,8 @@ clheap_status clheap_heap_build_options(const clheap_heap *heap, char *buf, size
 /** Builds sources (count of them) with the allocator source prepended and the heap's
  * options followed by options (may be NULL). On CLHEAP_ERROR_BUILD_FAILED the build log
  * is in log (if not NULL, cut to log_len) and no program is returned; it names source i
- * (from 1) "source i", with that source's own line numbers. */
+ * (from 1) "source i", with that source's own line numbers ("source 2:7:5: error: ..."),
+ * also where the compiler ignores #line (NVIDIA's "<kernel>:N" lines are renamed). */
 clheap_status clheap_heap_build_program(clheap_heap *heap, size_t count, const char **sources,
                                         const char *options, cl_program *program, char *log,
                                         size_t log_len);
