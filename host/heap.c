@@ -205,13 +205,16 @@ clheap_status clheap_heap_build_options(const clheap_heap *heap, char *buf, size
     CLHEAP_INSIDE(heap, heap_build_options(heap, buf, len));
 }
 
+/* Pieces join makes of count sources: the allocator source, then a #line and a source each. */
+#define JOINED(count) (2 * (count) + 1)
+
 /* The allocator source, then each source after a #line that restarts its numbering, so
  * a build log names the user's own lines ("source 1", line 2), not the joined text's;
  * and the heap's options followed by `options`. Free both *all and *all_options. */
 static clheap_status join(const clheap_heap *heap, size_t count, const char **sources, const char *options,
                           const char ***all_out, char **all_options)
 {
-    const char **all = malloc((2 * count + 1) * sizeof *all + (count ? count : 1) * 48);
+    const char **all = malloc(JOINED(count) * sizeof *all + (count ? count : 1) * 48);
     char heap_options[128];
     write_build_options(heap, heap_options, sizeof heap_options);
     size_t options_len = strlen(heap_options) + (options ? strlen(options) : 0) + 2;
@@ -221,7 +224,7 @@ static clheap_status join(const clheap_heap *heap, size_t count, const char **so
         free(*all_options);
         return CLHEAP_ERROR_OUT_OF_HOST_MEMORY;
     }
-    char (*lines)[48] = (char (*)[48])(all + 2 * count + 1);
+    char (*lines)[48] = (char (*)[48])(all + JOINED(count));
     all[0] = clheap_embedded_device_source;
     for (size_t i = 0; i < count; i++) {
         snprintf(lines[i], sizeof lines[i], "\n#line 1 \"source %zu\"\n", i + 1);
@@ -238,7 +241,7 @@ static clheap_status join(const clheap_heap *heap, size_t count, const char **so
 static void user_first_lines(const char **all, size_t count, size_t *first)
 {
     size_t line = 1;
-    for (size_t piece = 0; piece <= 2 * count; piece++) {
+    for (size_t piece = 0; piece < JOINED(count); piece++) {
         if (piece % 2 == 0 && piece > 0)
             first[piece / 2 - 1] = line;
         for (const char *c = all[piece]; *c; c++)
@@ -261,7 +264,7 @@ static clheap_status build(clheap_heap *heap, size_t count, const char **sources
     size_t *first = malloc((count + 1) * sizeof *first);
     if (first)
         user_first_lines(all, count, first);
-    status = clheap_programs_build(heap->context, heap->device, all, (cl_uint)(2 * count + 1), all_options, out, log,
+    status = clheap_programs_build(heap->context, heap->device, all, (cl_uint)JOINED(count), all_options, out, log,
                                    log_len, first, first ? count : 0);
     free(first);
     free(all);
@@ -287,7 +290,7 @@ static clheap_status build_own_program(clheap_heap *heap, int part)
     clheap_status status = join(heap, 1, &kernels, part_option, &all, &all_options);
     if (status != CLHEAP_SUCCESS)
         return status;
-    status = clheap_programs_get(heap->context, heap->device, all, 3, all_options,
+    status = clheap_programs_get(heap->context, heap->device, all, JOINED(1), all_options,
                                  part == OWN_SETUP ? &heap->program : &heap->enqueue_program);
     free(all);
     free(all_options);
