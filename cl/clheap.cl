@@ -443,7 +443,7 @@ static CLHEAP_INLINE int clheap_formatted(CLHEAP_GLOBAL clheap_u32 *h)
 }
 
 /* malloc returning the 16-byte-unit offset of the allocation (0 = NULL). */
-static CLHEAP_INLINE clheap_u32 clheap_malloc_unit(CLHEAP_GLOBAL clheap_heap *heap, clheap_size size)
+static CLHEAP_INLINE CLHEAP_SLOW_CALL clheap_u32 clheap_malloc_unit(CLHEAP_GLOBAL clheap_heap *heap, clheap_size size)
 {
     if (!clheap_formatted(clheap_words(heap)))
         return 0u;
@@ -494,7 +494,7 @@ static CLHEAP_INLINE CLHEAP_GLOBAL void *clheap_malloc(CLHEAP_GLOBAL clheap_heap
     return clheap_pointer(heap, clheap_malloc_unit(heap, size));
 }
 
-static CLHEAP_INLINE void clheap_free(CLHEAP_GLOBAL clheap_heap *heap, CLHEAP_GLOBAL void *ptr)
+static CLHEAP_INLINE CLHEAP_SLOW_CALL void clheap_free(CLHEAP_GLOBAL clheap_heap *heap, CLHEAP_GLOBAL void *ptr)
 {
     if (!ptr || !clheap_formatted(clheap_words(heap)))
         return;

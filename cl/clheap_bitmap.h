@@ -124,6 +124,30 @@ static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u64 *clheap_bm_container(CLHEAP_GLOBAL
 
 /* Sets bit `index` of `level` and, while the container it landed in was empty, the bits
  * above it. Returns the container's previous value. */
+#if CLHEAP_FAST_BUILD
+/* Sets the bits above (level, index), whose container was empty, while each container it
+ * lands in was empty: clheap_bm_set_at's climb, one function in a build for development. */
+static CLHEAP_INLINE CLHEAP_SLOW_CALL void clheap_bm_set_above(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc,
+                                                               clheap_u32 level, clheap_u32 index)
+{
+    clheap_u32 top = h[desc + CLHEAP_BM_LEVELS] - 1u;
+    for (clheap_u32 l = level + 1u; l <= top; l++) {
+        index >>= 6;
+        clheap_fence_full();
+        if (clheap_or64(clheap_bm_container(h, desc, l, index >> 6), (clheap_u64)1 << (index & 63u)) != 0)
+            return;
+    }
+}
+
+static CLHEAP_INLINE clheap_u64 clheap_bm_set_at(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc,
+                                                 clheap_u32 level, clheap_u32 index)
+{
+    clheap_u64 first = clheap_or64(clheap_bm_container(h, desc, level, index >> 6), (clheap_u64)1 << (index & 63u));
+    if (first == 0 && level + 1u < h[desc + CLHEAP_BM_LEVELS])
+        clheap_bm_set_above(h, desc, level, index);
+    return first;
+}
+#else
 static CLHEAP_INLINE clheap_u64 clheap_bm_set_at(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc,
                                                  clheap_u32 level, clheap_u32 index)
 {
@@ -139,10 +163,11 @@ static CLHEAP_INLINE clheap_u64 clheap_bm_set_at(CLHEAP_GLOBAL clheap_u32 *h, cl
         clheap_fence_full();
     }
 }
+#endif
 
 /* The container (level, index) was seen empty: clear its bit in the levels above, with
  * the re-read that restores it if the container refilled. */
-static CLHEAP_INLINE void clheap_bm_clear_above(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc,
+static CLHEAP_INLINE CLHEAP_SLOW_CALL void clheap_bm_clear_above(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc,
                                                 clheap_u32 level, clheap_u32 index)
 {
     clheap_u32 top = h[desc + CLHEAP_BM_LEVELS] - 1u;

@@ -299,7 +299,7 @@ static CLHEAP_INLINE int clheap_pages_claim_part(CLHEAP_GLOBAL clheap_u32 *h, cl
  * its first segment at the same call site, then its last: in a warp whose frontier
  * ranges follow each other, a range's last segment is a neighbour's first, claimed (and
  * its rest put into F) just before. */
-static CLHEAP_INLINE int clheap_pages_claim_frames(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 first, clheap_u32 m)
+static CLHEAP_INLINE CLHEAP_SLOW_CALL int clheap_pages_claim_frames(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 first, clheap_u32 m)
 {
     const clheap_u32 S = CLHEAP_PAGES_SEGMENT;
     clheap_u32 end = first + m, s0 = first / S, s1 = (end - 1u) / S, lo = first % S, hi = end - s1 * S;

@@ -285,7 +285,7 @@ static CLHEAP_INLINE void clheap_tier_close_runs(CLHEAP_GLOBAL clheap_u32 *h, cl
  * work-item took. In use and not full: made findable (its active mark). Empty: taken
  * whole with one OR (invalidated) and its frames returned to the page tier. Full, or no
  * block any more (a mark that came after its settling): nothing. */
-static CLHEAP_INLINE void clheap_tier_settle_block(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame)
+static CLHEAP_INLINE CLHEAP_SLOW_CALL void clheap_tier_settle_block(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame)
 {
     CLHEAP_GLOBAL clheap_u32 *header = clheap_block_header(h, frame);
     clheap_u32 cls = clheap_load32(header + CLHEAP_BLOCK_WORD_CLASS), count = h[CLHEAP_HDR_CLASS_COUNT];
