@@ -444,8 +444,8 @@ static CLHEAP_INLINE int clheap_formatted(CLHEAP_GLOBAL clheap_u32 *h)
 
 /* malloc returning the 16-byte-unit offset of the allocation (0 = NULL).
  * Out of line (CLHEAP_OUTLINE), as clheap_free: a kernel's sites share one copy, so a kernel
- * with many builds about as fast as one with one; the call itself costs no measurable time
- * (docs/performance.md, "One malloc and one free per program"). */
+ * with many sites builds about as fast as one with one; the call itself costs no measurable
+ * time (docs/performance.md, "One malloc and one free per program"). */
 static CLHEAP_INLINE CLHEAP_OUTLINE clheap_u32 clheap_malloc_unit(CLHEAP_GLOBAL clheap_heap *heap, clheap_size size)
 {
     if (!clheap_formatted(clheap_words(heap)))

@@ -122,8 +122,6 @@ static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u64 *clheap_bm_container(CLHEAP_GLOBAL
     return base + h[desc + CLHEAP_BM_LEVEL0 + level] + index;
 }
 
-/* Sets bit `index` of `level` and, while the container it landed in was empty, the bits
- * above it. Returns the container's previous value. */
 #if CLHEAP_FAST_BUILD
 /* Sets the bits above (level, index), whose container was empty, while each container it
  * lands in was empty: clheap_bm_set_at's climb, one function in a build for development. */
@@ -138,7 +136,11 @@ static CLHEAP_INLINE CLHEAP_SLOW_CALL void clheap_bm_set_above(CLHEAP_GLOBAL clh
             return;
     }
 }
+#endif
 
+/* Sets bit `index` of `level` and, while the container it landed in was empty, the bits
+ * above it. Returns the container's previous value. */
+#if CLHEAP_FAST_BUILD
 static CLHEAP_INLINE clheap_u64 clheap_bm_set_at(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc,
                                                  clheap_u32 level, clheap_u32 index)
 {
@@ -168,7 +170,7 @@ static CLHEAP_INLINE clheap_u64 clheap_bm_set_at(CLHEAP_GLOBAL clheap_u32 *h, cl
 /* The container (level, index) was seen empty: clear its bit in the levels above, with
  * the re-read that restores it if the container refilled. */
 static CLHEAP_INLINE CLHEAP_SLOW_CALL void clheap_bm_clear_above(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc,
-                                                clheap_u32 level, clheap_u32 index)
+                                                                 clheap_u32 level, clheap_u32 index)
 {
     clheap_u32 top = h[desc + CLHEAP_BM_LEVELS] - 1u;
     for (; level < top; level++, index >>= 6) {

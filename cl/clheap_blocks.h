@@ -282,7 +282,7 @@ static CLHEAP_INLINE void clheap_block_unlist(CLHEAP_GLOBAL clheap_u32 *h, clhea
 /* Returns a block's frames to the free-frame bitmap once it is empty and invalidated.
  * `active`: whether it may be in the active bitmap (see clheap_block_after_release). */
 static CLHEAP_INLINE CLHEAP_SLOW_CALL void clheap_block_reclaim(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame, clheap_u32 c,
-                                               int active)
+                                                                int active)
 {
     clheap_block_unlist(h, c, frame);
     if (active)
@@ -307,7 +307,7 @@ static CLHEAP_INLINE CLHEAP_SLOW_CALL void clheap_block_reclaim(CLHEAP_GLOBAL cl
  * rollback counts the block as possibly active, so at worst a stale mark is left, which
  * searchers repair (a full-or-free frame never hands out a slot). */
 static CLHEAP_INLINE CLHEAP_SLOW_CALL void clheap_block_after_release(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame,
-                                                     clheap_u32 c, clheap_u64 old, clheap_u64 bits)
+                                                                      clheap_u32 c, clheap_u64 old, clheap_u64 bits)
 {
     CLHEAP_GLOBAL clheap_u64 *alloc = clheap_block_alloc_bits(h, frame);
     clheap_u64 slots = clheap_class_slots(h, c);

@@ -22,8 +22,8 @@
  * registers do not count against malloc's fast path (NVIDIA allocates a kernel's
  * registers for its largest inlined path). */
 #define CLHEAP_COLD __attribute__((noinline))
-/* A slow path that many paths reach: compiled once, as a function, however many call
- * sites reach it (the program stays small, and the callers keep fewer registers). */
+/* A function that many call sites reach (a slow path, or malloc and free themselves):
+ * compiled once, as a function, however many there are (the program stays small). */
 #define CLHEAP_OUTLINE __attribute__((noinline))
 typedef uint clheap_u32;
 typedef ulong clheap_u64;
