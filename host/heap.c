@@ -236,20 +236,6 @@ static clheap_status join(const clheap_heap *heap, size_t count, const char **so
     return CLHEAP_SUCCESS;
 }
 
-/* first[i]: the joined line where user source i + 1 begins (join's pieces: allocator,
- * then a #line and a source each); first[count]: the line after the last. */
-static void user_first_lines(const char **all, size_t count, size_t *first)
-{
-    size_t line = 1;
-    for (size_t piece = 0; piece < JOINED(count); piece++) {
-        if (piece % 2 == 0 && piece > 0)
-            first[piece / 2 - 1] = line;
-        for (const char *c = all[piece]; *c; c++)
-            line += *c == '\n';
-    }
-    first[count] = line + 1;
-}
-
 /* Builds allocator source + sources with the heap's options + options (uncached). */
 static clheap_status build(clheap_heap *heap, size_t count, const char **sources, const char *options,
                            cl_program *out, char *log, size_t log_len)
@@ -261,12 +247,8 @@ static clheap_status build(clheap_heap *heap, size_t count, const char **sources
     clheap_status status = join(heap, count, sources, options, &all, &all_options);
     if (status != CLHEAP_SUCCESS)
         return status;
-    size_t *first = malloc((count + 1) * sizeof *first);
-    if (first)
-        user_first_lines(all, count, first);
     status = clheap_programs_build(heap->context, heap->device, all, (cl_uint)JOINED(count), all_options, out, log,
-                                   log_len, first, first ? count : 0);
-    free(first);
+                                   log_len);
     free(all);
     free(all_options);
     return status;

@@ -404,52 +404,93 @@ static int store(cl_program program, cl_device_id device, const char *dir, const
 
 /* ---- get -------------------------------------------------------------------------- */
 
-/* The source K (1-based) that joined line n falls in, and its line there in *line; 0 if none. */
-static size_t source_of_line(unsigned long n, const size_t *first, size_t count, unsigned long *line)
+/* A #line directive of the joined sources: joined line `at` on is line `number` of `name`. */
+typedef struct {
+    unsigned long at, number;
+    char name[64];
+} line_mark;
+
+/* The #line directives (`#line N "name"` at a line's start) of sources[0 .. count), as a
+ * compiler that honours them reads them, into *marks (malloc'd, NULL if none); returns
+ * their count, and the joined text's lines in *lines. A directive without a name keeps
+ * the name before it. */
+static size_t read_line_marks(const char **sources, size_t count, line_mark **marks, unsigned long *lines)
 {
+    size_t n = 0, cap = 0;
+    unsigned long line = 1;
+    int at_start = 1;
+    *marks = NULL;
     for (size_t i = 0; i < count; i++)
-        if (n >= first[i] && n < first[i + 1]) {
-            *line = n - first[i] + 1;
-            return i + 1;
+        for (const char *c = sources[i]; *c; c++) {
+            char *end;
+            unsigned long number;
+            if (at_start && strncmp(c, "#line ", 6) == 0 && (number = strtoul(c + 6, &end, 10)) && end != c + 6) {
+                line_mark *grown = n < cap ? *marks : realloc(*marks, (cap = 2 * cap + 4) * sizeof *grown);
+                if (!grown) { /* no memory: no names, rather than wrong ones */
+                    free(*marks);
+                    *marks = NULL;
+                    *lines = 0;
+                    return 0;
+                }
+                *marks = grown;
+                grown[n] = (line_mark){line + 1, number, ""};
+                const char *quote = strchr(end, '"'), *eol = strchr(end, '\n');
+                if (quote && (!eol || quote < eol) && sscanf(quote, "\"%63[^\"]\"", grown[n].name) != 1)
+                    grown[n].name[0] = '\0';
+                if (!grown[n].name[0] && n)
+                    memcpy(grown[n].name, grown[n - 1].name, sizeof grown[n].name);
+                n++;
+            }
+            at_start = *c == '\n';
+            line += at_start;
         }
-    return 0;
+    *lines = line;
+    return n;
 }
 
-void clheap_programs_name_lines(char *log, size_t log_len, const size_t *first, size_t count)
+void clheap_programs_name_lines(char *log, size_t log_len, const char **sources, size_t count)
 {
     static const char mark[] = "<kernel>:";
     const size_t mark_len = sizeof mark - 1;
     if (!log || !log_len || !strstr(log, mark))
         return;
-    size_t out_len = 2 * strlen(log) + 64, at = 0;
+    line_mark *marks;
+    unsigned long lines;
+    size_t marked = read_line_marks(sources, count, &marks, &lines);
+    size_t out_len = 2 * strlen(log) + 128, at = 0;
     char *out = malloc(out_len);
-    if (!out)
-        return;
-    for (const char *p = log; *p && at + 64 < out_len;) {
+    for (const char *p = log; out && *p && at + 128 < out_len;) {
         char *end = NULL;
-        unsigned long n = 0, line = 0;
-        size_t k = 0;
+        unsigned long n = 0;
+        const line_mark *m = NULL;
         if (strncmp(p, mark, mark_len) == 0) {
             n = strtoul(p + mark_len, &end, 10);
-            k = end != p + mark_len && *end == ':' ? source_of_line(n, first, count, &line) : 0;
+            if (end != p + mark_len && *end == ':' && n <= lines)
+                for (size_t k = 0; k < marked; k++)
+                    if (marks[k].at <= n && marks[k].name[0])
+                        m = &marks[k];
         }
-        if (k) {
-            at += (size_t)snprintf(out + at, out_len - at, "source %zu:%lu", k, line);
+        if (m) {
+            at += (size_t)snprintf(out + at, out_len - at, "%s:%lu", m->name, m->number + (n - m->at));
             p = end;
         } else {
             out[at++] = *p++;
         }
     }
-    out[at] = '\0';
-    snprintf(log, log_len, "%s", out);
+    if (out) {
+        out[at] = '\0';
+        snprintf(log, log_len, "%s", out);
+    }
     free(out);
+    free(marks);
 }
 
-/* The program's build log into log (log_len bytes with its NUL), its lines named by
- * clheap_programs_name_lines(first, named) first: its beginning when it is longer (OpenCL
- * answers a short buffer with an error and no text at all). */
-static void copy_build_log(cl_program program, cl_device_id device, char *log, size_t log_len, const size_t *first,
-                           size_t named)
+/* The program's build log into log (log_len bytes with its NUL), with the lines of a
+ * compiler that ignored the sources' #line renamed (clheap_programs_name_lines) before it
+ * is cut: its beginning when it is longer (OpenCL answers a short buffer with an error
+ * and no text at all). */
+static void copy_build_log(cl_program program, cl_device_id device, char *log, size_t log_len, const char **sources,
+                           cl_uint count)
 {
     if (!log || !log_len)
         return;
@@ -457,20 +498,18 @@ static void copy_build_log(cl_program program, cl_device_id device, char *log, s
     size_t size = 0;
     if (clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, NULL, &size) != CL_SUCCESS || !size)
         return;
-    size_t whole_len = 2 * size + 64; /* room for the renamed lines */
+    size_t whole_len = 2 * size + 128; /* room for the renamed lines */
     char *whole = malloc(whole_len);
     if (whole && clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, size, whole, NULL) == CL_SUCCESS) {
         whole[size - 1] = '\0';
-        if (named)
-            clheap_programs_name_lines(whole, whole_len, first, named);
+        clheap_programs_name_lines(whole, whole_len, sources, count);
         snprintf(log, log_len, "%s", whole);
     }
     free(whole);
 }
 
 clheap_status clheap_programs_build(cl_context context, cl_device_id device, const char **sources, cl_uint count,
-                                    const char *options, cl_program *out, char *log, size_t log_len,
-                                    const size_t *first, size_t named)
+                                    const char *options, cl_program *out, char *log, size_t log_len)
 {
     if (log && log_len)
         log[0] = '\0';
@@ -480,7 +519,7 @@ clheap_status clheap_programs_build(cl_context context, cl_device_id device, con
         return err;
     err = clBuildProgram(program, 1, &device, options, NULL, NULL);
     if (err == CL_BUILD_PROGRAM_FAILURE || err == CL_COMPILE_PROGRAM_FAILURE) {
-        copy_build_log(program, device, log, log_len, first, named);
+        copy_build_log(program, device, log, log_len, sources, count);
         err = CLHEAP_ERROR_BUILD_FAILED;
     }
     if (err != CL_SUCCESS) {
@@ -506,7 +545,7 @@ clheap_status clheap_programs_get(cl_context context, cl_device_id device, const
     if (program) {
         bump(&counters.loaded);
     } else {
-        clheap_status status = clheap_programs_build(context, device, sources, count, options, &program, NULL, 0, NULL, 0);
+        clheap_status status = clheap_programs_build(context, device, sources, count, options, &program, NULL, 0);
         if (status != CLHEAP_SUCCESS) {
             free(key);
             return status;

@@ -12,18 +12,16 @@
 clheap_status clheap_programs_get(cl_context context, cl_device_id device, const char **sources, cl_uint count,
                                   const char *options, cl_program *out);
 /* Builds sources[0 .. count) for device with options, uncached: on a build error,
- * CLHEAP_ERROR_BUILD_FAILED and the start of the build log in log (may be NULL), whose
- * lines in a user's source are named by clheap_programs_name_lines(first, named) (named
- * 0: none) before it is cut. */
+ * CLHEAP_ERROR_BUILD_FAILED and the start of the build log in log (may be NULL), named
+ * by the sources' #line directives even where the compiler ignored them. */
 clheap_status clheap_programs_build(cl_context context, cl_device_id device, const char **sources, cl_uint count,
-                                    const char *options, cl_program *out, char *log, size_t log_len,
-                                    const size_t *first, size_t named);
+                                    const char *options, cl_program *out, char *log, size_t log_len);
 /* Gives back a program from clheap_programs_get; the last holder releases it. */
 void clheap_programs_put(cl_program program);
 /* Where a compiler ignores #line (NVIDIA's log names each line "<kernel>:N" of the joined
- * text), renames the log's lines that fall in a user's source "source K:M", as compilers
- * that honour #line print them. first[i] is the joined line where source i + 1 begins,
- * first[count] the line after the last; the log stays within log_len bytes. */
-void clheap_programs_name_lines(char *log, size_t log_len, const size_t *first, size_t count);
+ * text), renames the log's lines as the #line directives of sources[0 .. count) number
+ * them ("source 2:7"), as compilers that honour them print; lines before the first named
+ * directive, or past the text, are left. The log stays within log_len bytes. */
+void clheap_programs_name_lines(char *log, size_t log_len, const char **sources, size_t count);
 
 #endif

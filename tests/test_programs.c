@@ -296,23 +296,31 @@ static void off_writes_nothing(void **state)
     assert_int_equal(clheap_program_cache_dir(shown, 4), CLHEAP_ERROR_BUFFER_TOO_SMALL);
 }
 
-/* A compiler that ignores #line (NVIDIA) numbers the joined text: the user's lines are
- * renamed "source K:M", the allocator's left, and the log stays inside its buffer. */
+/* A compiler that ignores #line (NVIDIA) numbers the joined text: the lines after each
+ * directive are renamed as the directive numbers them, those before the first and past the
+ * text are left, and the log stays inside its buffer. The pieces are laid out as
+ * clheap_heap_build_program joins them: joined lines 1 - 2 the allocator, 3 empty, 4 the
+ * directive, 5 - 6 source 1, 7 empty, 8 the directive, 9 - 11 source 2. */
 static void logs_name_user_lines(void **state)
 {
     (void)state;
-    const size_t first[] = {5000, 5510, 5520}; /* source 1 at 5000 - 5509, source 2 at 5510 - 5519 */
-    char log[256] = "<kernel>:5513:5: error: use of 'this'\n<kernel>:12:1: note: here\n"
-                    "<kernel>:5000:2: warning\n<kernel>:5520:1: after\n<kernel>:x\n";
-    clheap_programs_name_lines(log, sizeof log, first, 2);
-    assert_string_equal(log, "source 2:4:5: error: use of 'this'\n<kernel>:12:1: note: here\n"
-                             "source 1:1:2: warning\n<kernel>:5520:1: after\n<kernel>:x\n");
-    char small[32] = "<kernel>:5513:5: error";
-    clheap_programs_name_lines(small, 12, first, 2);
-    assert_string_equal(small, "source 2:4:");
+    const char *pieces[] = {"a\nb\n", "\n#line 1 \"source 1\"\n", "x\ny\n", "\n#line 1 \"source 2\"\n", "p\nq\nr\n"};
+    char log[256] = "<kernel>:10:5: error: use of 'this'\n<kernel>:2:1: note: here\n"
+                    "<kernel>:5:2: warning\n<kernel>:99:1: after\n<kernel>:x\n";
+    clheap_programs_name_lines(log, sizeof log, pieces, 5);
+    assert_string_equal(log, "source 2:2:5: error: use of 'this'\n<kernel>:2:1: note: here\n"
+                             "source 1:1:2: warning\n<kernel>:99:1: after\n<kernel>:x\n");
+    char small[32] = "<kernel>:10:5: error";
+    clheap_programs_name_lines(small, 12, pieces, 5);
+    assert_string_equal(small, "source 2:2:");
     char honoured[64] = "source 2:2:5: error: use of 'this'";
-    clheap_programs_name_lines(honoured, sizeof honoured, first, 2);
+    clheap_programs_name_lines(honoured, sizeof honoured, pieces, 5);
     assert_string_equal(honoured, "source 2:2:5: error: use of 'this'");
+    /* A user's own directive is honoured too, and one without a name keeps the last. */
+    const char *own[] = {"a\n", "\n#line 1 \"source 1\"\n", "x\n#line 40\ny\n"};
+    char renamed[64] = "<kernel>:6:1: error";
+    clheap_programs_name_lines(renamed, sizeof renamed, own, 3);
+    assert_string_equal(renamed, "source 1:40:1: error");
 }
 
 static int setup(void **state)
