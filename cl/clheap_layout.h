@@ -13,7 +13,7 @@
 
 #define CLHEAP_UNIT 16u
 #define CLHEAP_MAGIC 0x50484c43u /* "CLHP" */
-#define CLHEAP_LAYOUT_VERSION 12u
+#define CLHEAP_LAYOUT_VERSION 13u
 
 /* Allocator kinds (CLHEAP_KIND_*) and the device's error counter words (CLHEAP_HDR_ERR_*):
  * generated, with the C API's names for them, from cmake/vocabulary.cmake. */
@@ -131,8 +131,14 @@
 #define CLHEAP_BLOCK_WORD_ITER 4
 #define CLHEAP_BLOCK_WORD_INCARNATION 6
 /* TierAlloc: the class word of a large allocation's first frame (no block has it); its
- * word CLHEAP_BLOCK_WORD_ITER holds the allocation's length in frames. */
+ * word CLHEAP_BLOCK_WORD_ITER holds the allocation's length in frames, and word
+ * CLHEAP_BLOCK_WORD_OFFSET the units from the frame to the pointer malloc returned
+ * (0 but for aligned_alloc: cl/clheap_resize.h). */
 #define CLHEAP_TIER_LARGE 0x4C524745u /* "LRGE" */
+#define CLHEAP_BLOCK_WORD_OFFSET 5
+/* TierAlloc: the class word of a large allocation that one realloc is resizing in place
+ * (cl/clheap_resize.h); never seen between kernels. */
+#define CLHEAP_TIER_RESIZING 0x52535A45u /* "RSZE" */
 
 #define CLHEAP_PRESPLIT_BINARY 0  /* eq. 1 of Vinkler & Havran: C(i) = R / 2^floor(log2 i) */
 #define CLHEAP_PRESPLIT_UNIFORM 1 /* equal chunks (the ScatterAlloc-like baseline) */

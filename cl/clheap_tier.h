@@ -486,17 +486,25 @@ static CLHEAP_INLINE int clheap_tier_wants_pieces(CLHEAP_GLOBAL clheap_u32 *h, c
 }
 
 /* Makes frames [f, f + frames), taken from the page tier (after clheap_fence_acquire),
- * a large allocation: owners and length, then clheap_fence_release, then the class.
- * Returns its unit. */
-static CLHEAP_INLINE clheap_u32 clheap_tier_mark_large(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 f, clheap_u32 frames)
+ * a large allocation whose pointer lies `offset` units into its first frame (0 but for
+ * clheap_aligned_alloc, cl/clheap_resize.h, R1): owners, length and offset, then
+ * clheap_fence_release, then the class. Returns the pointer's unit. */
+static CLHEAP_INLINE clheap_u32 clheap_tier_mark_large_at(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 f, clheap_u32 frames,
+                                                          clheap_u32 offset)
 {
     for (clheap_u32 g = f; g < f + frames; g++)
         clheap_store32(clheap_block_header(h, g) + CLHEAP_BLOCK_WORD_OWNER, f);
     CLHEAP_GLOBAL clheap_u32 *header = clheap_block_header(h, f);
     clheap_store32(header + CLHEAP_BLOCK_WORD_ITER, frames);
-    clheap_fence_release(); /* the length before the class that makes it an allocation */
+    clheap_store32(header + CLHEAP_BLOCK_WORD_OFFSET, offset);
+    clheap_fence_release(); /* length and offset before the class that makes it an allocation */
     clheap_store32(header + CLHEAP_BLOCK_WORD_CLASS, CLHEAP_TIER_LARGE);
-    return h[CLHEAP_HDR_POOL_START] + f * h[CLHEAP_HDR_FRAME_UNITS];
+    return h[CLHEAP_HDR_POOL_START] + f * h[CLHEAP_HDR_FRAME_UNITS] + offset;
+}
+
+static CLHEAP_INLINE clheap_u32 clheap_tier_mark_large(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 f, clheap_u32 frames)
+{
+    return clheap_tier_mark_large_at(h, f, frames, 0u);
 }
 
 /* Piece `index` of the large allocation at unit `base` taken for a group's pieces of
@@ -665,16 +673,15 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_frames_for(CLHEAP_GLOBAL clheap_u32 
     return (clheap_u32)((bytes - 1u) / frame_bytes + 1u);
 }
 
-/* The frames of a large allocation of `bytes` (not 0 and at most the pool), or 0. */
-static CLHEAP_INLINE clheap_u32 clheap_tier_take_large(CLHEAP_GLOBAL clheap_u32 *h, clheap_size bytes,
-                                                       clheap_u32 seed)
+/* `frames` frames (1 up to the pool's) from the page tier for a large allocation, after
+ * clheap_fence_acquire: the first one, or FAIL. */
+static CLHEAP_INLINE clheap_u32 clheap_tier_take_frames(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frames, clheap_u32 seed)
 {
-    clheap_u32 frames = clheap_tier_frames_for(h, bytes);
     clheap_u32 f = CLHEAP_BM_FAIL;
     CLHEAP_NO_UNROLL
     for (clheap_u32 attempt = 0; attempt < 3u && f == CLHEAP_BM_FAIL; attempt++) {
         if (attempt == 1u && clheap_tier_nothing_for(h, CLHEAP_MAX_CLASSES, frames))
-            return 0u;
+            return CLHEAP_BM_FAIL;
         if (attempt == 1u) { /* the runs' unused slots and unsettled blocks may hold the frames it needs */
             clheap_tier_close_all(h);
             clheap_tier_settle(h, 0);
@@ -685,10 +692,17 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_take_large(CLHEAP_GLOBAL clheap_u32 
         if (attempt == 2u && f == CLHEAP_BM_FAIL) /* a stretch the placed ways miss (cl/clheap_pages.h) */
             f = clheap_pages_take_stretch(h, frames);
     }
-    if (f == CLHEAP_BM_FAIL)
-        return 0u;
-    clheap_fence_acquire();
-    return clheap_tier_mark_large(h, f, frames);
+    if (f != CLHEAP_BM_FAIL)
+        clheap_fence_acquire();
+    return f;
+}
+
+/* The unit of a large allocation of `bytes` (not 0 and at most the pool), or 0. */
+static CLHEAP_INLINE clheap_u32 clheap_tier_take_large(CLHEAP_GLOBAL clheap_u32 *h, clheap_size bytes,
+                                                       clheap_u32 seed)
+{
+    clheap_u32 frames = clheap_tier_frames_for(h, bytes), f = clheap_tier_take_frames(h, frames, seed);
+    return f == CLHEAP_BM_FAIL ? 0u : clheap_tier_mark_large(h, f, frames);
 }
 
 /* The last resort of a small request of class c (see the top of this file): every
@@ -764,7 +778,7 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_unit(CLHEAP_GLOBAL clheap_u32
 static CLHEAP_INLINE void clheap_tier_free_large(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 unit, clheap_u32 f)
 {
     CLHEAP_GLOBAL clheap_u32 *header = clheap_block_header(h, f);
-    if (unit != h[CLHEAP_HDR_POOL_START] + f * h[CLHEAP_HDR_FRAME_UNITS]) {
+    if (unit != h[CLHEAP_HDR_POOL_START] + f * h[CLHEAP_HDR_FRAME_UNITS] + clheap_load32(header + CLHEAP_BLOCK_WORD_OFFSET)) {
         clheap_count_error(h, CLHEAP_HDR_ERR_FREE_NOT_CHUNK);
         return;
     }
@@ -777,7 +791,7 @@ static CLHEAP_INLINE void clheap_tier_free_large(CLHEAP_GLOBAL clheap_u32 *h, cl
      * released its successor's neighbours too. */
     clheap_fence_acquire();
     clheap_u32 length = clheap_load32(header + CLHEAP_BLOCK_WORD_ITER);
-    clheap_store32(header + CLHEAP_BLOCK_WORD_ITER, 0u);
+    clheap_store64(clheap_block_iter_bits(h, f), 0); /* length and offset */
     clheap_fence_release(); /* the header is a free frame's before the frames are free */
     clheap_pages_release(h, f, length);
 }

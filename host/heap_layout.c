@@ -212,6 +212,11 @@ static clheap_status plan_bitmap_kinds(const clheap_heap_config *config, uint64_
         h[CLHEAP_HDR_SLOT_UNITS] = slot / CLHEAP_UNIT;
         item_units = slot / CLHEAP_UNIT;
     }
+    /* The pool starts on 4 KiB, so that where the buffer itself lies on it, frames and
+     * segments (and slots of sizes that divide them) lie on their sizes up to it:
+     * clheap_aligned_alloc serves such alignments from the blocks' classes
+     * (cl/clheap_resize.h). What this leaves unused is under 4 KiB. */
+    header_units = (header_units + 255u) / 256u * 256u;
     /* The most items (slots or frames) whose bitmaps, headers and data fit. */
     uint64_t avail = units - header_units;
     uint64_t n = avail * 128 / ((uint64_t)(item_units + extra_units_per_item) * 128 + bitmaps + (tier ? 2 : 0));

@@ -320,7 +320,8 @@ static clheap_status walk_blocks(const uint32_t *w, const uint8_t *free_map, clh
         uint32_t cls = hd[CLHEAP_BLOCK_WORD_CLASS];
         if (free_map && cls == CLHEAP_TIER_LARGE) { /* T1: a large allocation */
             uint32_t m = hd[CLHEAP_BLOCK_WORD_ITER];
-            if (m == 0 || (uint64_t)f + m > frames || hd[CLHEAP_BLOCK_WORD_OWNER] != f || alloc != ~0ull)
+            if (m == 0 || (uint64_t)f + m > frames || hd[CLHEAP_BLOCK_WORD_OWNER] != f || alloc != ~0ull ||
+                hd[CLHEAP_BLOCK_WORD_OFFSET] >= w[CLHEAP_HDR_FRAME_UNITS]) /* R1, cl/clheap_resize.h */
                 return clheap_report_violation(what, len, "large allocation at frame %u (%u frames) is malformed", f, m);
             for (uint32_t g = f; g < f + m; g++) {
                 const uint32_t *hg = block_header(w, g);
