@@ -26,6 +26,7 @@
 #include "clheap_blocks.h"
 #include "clheap_tier.h"
 #include "clheap_freeheap.h"
+#include "clheap_resize.h"
 
 #ifndef CLHEAP_ALLOCATOR
 #error "clheap.cl: build with clheap_heap_build_options() (it defines CLHEAP_ALLOCATOR)"
@@ -523,6 +524,133 @@ static CLHEAP_INLINE CLHEAP_OUTLINE void clheap_free(CLHEAP_GLOBAL clheap_heap *
 static CLHEAP_INLINE void clheap_free_unit(CLHEAP_GLOBAL clheap_heap *heap, clheap_u32 unit)
 {
     clheap_free(heap, clheap_pointer(heap, unit));
+}
+
+/* ---- the rest of C's allocation API (cl/clheap_resize.h says what each allocator does) ---- */
+
+/* The bytes `ptr` may use, checked as clheap_free checks it (a bad pointer is counted as
+ * free counts it, and gives 0). The bump allocators keep no sizes: 0, nothing counted. */
+static CLHEAP_INLINE clheap_size clheap_usable_bytes(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL void *ptr)
+{
+#if CLHEAP_HAS_BLOCKS
+    return clheap_blocks_usable(h, ptr);
+#elif CLHEAP_ALLOCATOR == CLHEAP_KIND_BITMAP
+    return clheap_bitmap_usable(h, ptr);
+#elif CLHEAP_IS_CIRCULAR
+    return clheap_circular_usable(h, ptr, CLHEAP_FUSED);
+#elif CLHEAP_ALLOCATOR == CLHEAP_KIND_FREEHEAP
+    return clheap_freeheap_usable(h, ptr);
+#else
+    (void)h;
+    (void)ptr;
+    return 0u;
+#endif
+}
+
+/* The bytes the allocation at `ptr` may really use: at least the size it was asked for,
+ * and all of them may be written. 0 for NULL, for a pointer that is no live allocation
+ * (counted as clheap_free counts it), and on the bump allocators, which keep no sizes. */
+static CLHEAP_INLINE size_t clheap_usable_size(CLHEAP_GLOBAL clheap_heap *heap, CLHEAP_GLOBAL void *ptr)
+{
+    if (!ptr || !clheap_formatted(clheap_words(heap)))
+        return 0u;
+    return clheap_usable_bytes(clheap_words(heap), ptr);
+}
+
+/* malloc of count * size bytes, zeroed. A product that overflows is a bad size (NULL). */
+static CLHEAP_INLINE CLHEAP_GLOBAL void *clheap_calloc(CLHEAP_GLOBAL clheap_heap *heap, size_t count, size_t size)
+{
+    if (size && count > (size_t)-1 / size) {
+        if (clheap_formatted(clheap_words(heap)))
+            clheap_count_error(clheap_words(heap), CLHEAP_HDR_ERR_BAD_SIZE);
+        return 0;
+    }
+    CLHEAP_GLOBAL void *p = clheap_malloc(heap, count * size);
+    if (p)
+        clheap_zero_units(p, (count * size + CLHEAP_UNIT - 1u) / CLHEAP_UNIT);
+    return p;
+}
+
+/* C's realloc. NULL: malloc. Size 0: frees ptr and returns NULL. Otherwise the pointer is
+ * kept where the allocation holds `size` (TierAlloc's large allocations also grow over
+ * free frames after them, and give back frames when they shrink); else a new
+ * allocation gets min(old, new) bytes and ptr is freed. NULL if none: ptr stays
+ * allocated and unchanged. A ptr that is no live allocation is counted as clheap_free
+ * counts it, and gives NULL; so does any ptr on the bump allocators (counted as a bad
+ * size), which keep no sizes. Out of line (CLHEAP_OUTLINE), as clheap_malloc. */
+static CLHEAP_INLINE CLHEAP_OUTLINE CLHEAP_GLOBAL void *clheap_realloc(CLHEAP_GLOBAL clheap_heap *heap,
+                                                                      CLHEAP_GLOBAL void *ptr, size_t size)
+{
+    CLHEAP_GLOBAL clheap_u32 *h = clheap_words(heap);
+    if (!ptr)
+        return clheap_malloc(heap, size);
+    if (!size) {
+        clheap_free(heap, ptr);
+        return 0;
+    }
+    if (!clheap_formatted(h))
+        return 0;
+#if CLHEAP_ALLOCATOR == CLHEAP_KIND_ATOMIC || CLHEAP_ALLOCATOR == CLHEAP_KIND_ATOMIC_WRAP
+    clheap_count_error(h, CLHEAP_HDR_ERR_BAD_SIZE);
+    return 0;
+#else
+    clheap_size usable = clheap_usable_bytes(h, ptr);
+    if (!usable)
+        return 0;
+#if CLHEAP_ALLOCATOR == CLHEAP_KIND_TIER
+    int in_place = clheap_blocks_resize_in_place(h, ptr, usable, size);
+#else
+    int in_place = size <= usable;
+#endif
+    if (in_place)
+        return ptr;
+    CLHEAP_GLOBAL void *moved = clheap_malloc(heap, size);
+    if (moved) {
+        clheap_size keep = size < usable ? size : usable;
+        clheap_copy_units(moved, ptr, (keep + CLHEAP_UNIT - 1u) / CLHEAP_UNIT);
+        clheap_free(heap, ptr);
+    }
+    return moved;
+#endif
+}
+
+/* C's aligned_alloc: `size` bytes at an address that is a multiple of `alignment`, a
+ * power of two up to CLHEAP_MAX_ALIGNMENT (any other is a bad size: NULL). Freed with
+ * clheap_free, resized with clheap_realloc (which may move it to 16-byte alignment).
+ * Which allocators serve which alignments: cl/clheap_resize.h; a refusal is NULL counted
+ * as a bad size. Out of line (CLHEAP_OUTLINE), as clheap_malloc. */
+static CLHEAP_INLINE CLHEAP_OUTLINE CLHEAP_GLOBAL void *clheap_aligned_alloc(CLHEAP_GLOBAL clheap_heap *heap,
+                                                                            size_t alignment, size_t size)
+{
+    CLHEAP_GLOBAL clheap_u32 *h = clheap_words(heap);
+    if (!clheap_formatted(h))
+        return 0;
+    if (!clheap_alignment_valid(alignment) || !size) {
+        clheap_count_error(h, CLHEAP_HDR_ERR_BAD_SIZE);
+        return 0;
+    }
+    if (alignment <= CLHEAP_UNIT)
+        return clheap_malloc(heap, size);
+#if CLHEAP_ALLOCATOR == CLHEAP_KIND_ATOMIC || CLHEAP_ALLOCATOR == CLHEAP_KIND_ATOMIC_WRAP
+    return clheap_pointer(heap, clheap_bump_aligned_unit(h, alignment, size, CLHEAP_ALLOCATOR == CLHEAP_KIND_ATOMIC_WRAP));
+#elif CLHEAP_ALLOCATOR == CLHEAP_KIND_BITMAP
+    if (clheap_bitmap_aligned(h, alignment))
+        return clheap_malloc(heap, size);
+#elif CLHEAP_HAS_BLOCKS
+    clheap_size bytes = clheap_blocks_aligned_bytes(h, alignment, size, CLHEAP_ALLOCATOR == CLHEAP_KIND_TIER);
+    if (bytes) {
+        CLHEAP_GLOBAL void *p = clheap_malloc(heap, bytes);
+        if (!p || (clheap_size)(uintptr_t)p % alignment == 0u)
+            return p;
+        clheap_free(heap, p); /* TierAlloc's last resort gave a larger class's slot, off the alignment */
+    }
+#if CLHEAP_ALLOCATOR == CLHEAP_KIND_TIER
+    if (size <= (clheap_size)h[CLHEAP_HDR_FRAME_COUNT] * h[CLHEAP_HDR_FRAME_UNITS] * CLHEAP_UNIT)
+        return clheap_pointer(heap, clheap_tier_aligned_large(h, alignment, size, clheap_rotation_seed()));
+#endif
+#endif
+    clheap_count_error(h, CLHEAP_HDR_ERR_BAD_SIZE);
+    return 0;
 }
 
 #if CLHEAP_ALLOCATOR == CLHEAP_KIND_FREEHEAP

@@ -29,6 +29,17 @@
 #define CLHEAP_WARP_COALESCE_UNITS 5u /* requests up to 64 B (+ the header unit) */
 #endif
 
+/* ---- read by cl/clheap_resize.h ---- */
+
+/* The largest alignment clheap_aligned_alloc takes, in bytes (a power of two). TierAlloc
+ * and the bump allocators serve any alignment up to it; a larger one is refused (NULL,
+ * counted as a bad size). Why 64 KiB: TierAlloc takes frames for the request plus the
+ * alignment and gives back those it does not need, so a larger alignment costs only a
+ * longer take; 64 KiB covers pages of every device we know. */
+#ifndef CLHEAP_MAX_ALIGNMENT
+#define CLHEAP_MAX_ALIGNMENT 65536u
+#endif
+
 /* ---- read by cl/clheap_bitmap.h ---- */
 
 #ifndef CLHEAP_BM_FIND_TRIES

@@ -20,7 +20,7 @@
 /* Header words of the counters device code keeps (clheap_heap_errors). */
 #define CLHEAP_HDR_ERR_FIRST 16
 #define CLHEAP_HDR_ERR_OUT_OF_MEMORY 16 /* malloc returned NULL: nothing fitted */
-#define CLHEAP_HDR_ERR_BAD_SIZE 17 /* malloc of 0 bytes or more than the pool (one counter: the kernel knows which it asked) */
+#define CLHEAP_HDR_ERR_BAD_SIZE 17 /* malloc of 0 bytes or more than the pool, a calloc whose product overflows, an alignment aligned_alloc refuses, realloc on a bump allocator (one counter: the kernel knows which it asked) */
 #define CLHEAP_HDR_ERR_FREE_OUTSIDE 18 /* free of a pointer outside the pool */
 #define CLHEAP_HDR_ERR_FREE_UNALIGNED 19 /* free of a pointer off a 16-byte unit */
 #define CLHEAP_HDR_ERR_FREE_NOT_CHUNK 20 /* free of a pointer that starts no allocation */

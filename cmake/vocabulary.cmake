@@ -24,7 +24,7 @@ set(CLHEAP_DEFAULT_ALLOCATOR CLHEAP_TIER_ALLOC)
 # clheap_heap_read_errors answers|what it counts (no ';')
 set(CLHEAP_DEVICE_ERRORS
   "16|CLHEAP_HDR_ERR_OUT_OF_MEMORY|out_of_memory|CLHEAP_ERROR_DEVICE_OUT_OF_MEMORY|malloc returned NULL: nothing fitted"
-  "17|CLHEAP_HDR_ERR_BAD_SIZE|bad_size|CLHEAP_ERROR_DEVICE_BAD_SIZE|malloc of 0 bytes or more than the pool (one counter: the kernel knows which it asked)"
+  "17|CLHEAP_HDR_ERR_BAD_SIZE|bad_size|CLHEAP_ERROR_DEVICE_BAD_SIZE|malloc of 0 bytes or more than the pool, a calloc whose product overflows, an alignment aligned_alloc refuses, realloc on a bump allocator (one counter: the kernel knows which it asked)"
   "18|CLHEAP_HDR_ERR_FREE_OUTSIDE|free_outside|CLHEAP_ERROR_DEVICE_BAD_FREE|free of a pointer outside the pool"
   "19|CLHEAP_HDR_ERR_FREE_UNALIGNED|free_unaligned|CLHEAP_ERROR_DEVICE_BAD_FREE|free of a pointer off a 16-byte unit"
   "20|CLHEAP_HDR_ERR_FREE_NOT_CHUNK|free_not_chunk|CLHEAP_ERROR_DEVICE_BAD_FREE|free of a pointer that starts no allocation"

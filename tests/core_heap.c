@@ -8,6 +8,7 @@
 #include "../cl/clheap_tier.h"
 #include "../cl/clheap_circular.h"
 #include "../cl/clheap_freeheap.h"
+#include "../cl/clheap_resize.h"
 #include "heap_layout.h"
 #include "heap_walk.h"
 
@@ -202,6 +203,80 @@ void core_heap_free_unit(core_heap *heap, uint32_t unit, uint32_t group)
         clheap_freeheap_free(heap->words, ptr);
     else
         clheap_bump_free(heap->words, ptr);
+}
+
+/* ---- as cl/clheap.cl's clheap_usable_size, clheap_realloc, clheap_aligned_alloc ---- */
+
+size_t core_heap_usable(core_heap *heap, uint32_t unit)
+{
+    void *ptr = core_heap_pointer(heap, unit);
+    clheap_core_begin();
+    if (!ptr)
+        return 0;
+    if (clheap_allocator_has_blocks(heap->config.allocator))
+        return clheap_blocks_usable(heap->words, ptr);
+    if (heap->config.allocator == CLHEAP_BITMAP_ALLOC)
+        return clheap_bitmap_usable(heap->words, ptr);
+    if (clheap_allocator_is_circular(heap->config.allocator))
+        return clheap_circular_usable(heap->words, ptr, clheap_allocator_is_fused(heap->config.allocator));
+    if (heap->config.allocator == CLHEAP_FREE_HEAP)
+        return clheap_freeheap_usable(heap->words, ptr);
+    return 0; /* the bump allocators keep no sizes */
+}
+
+uint32_t core_heap_realloc(core_heap *heap, uint32_t unit, size_t bytes, uint32_t group)
+{
+    if (!unit)
+        return core_heap_malloc(heap, bytes, group);
+    if (!bytes) {
+        core_heap_free_unit(heap, unit, group);
+        return 0;
+    }
+    size_t usable = core_heap_usable(heap, unit);
+    if (!usable)
+        return 0;
+    void *ptr = core_heap_pointer(heap, unit);
+    int in_place = heap->config.allocator == CLHEAP_TIER_ALLOC
+                       ? clheap_blocks_resize_in_place(heap->words, ptr, usable, bytes)
+                       : bytes <= usable;
+    if (in_place)
+        return unit;
+    uint32_t moved = core_heap_malloc(heap, bytes, group);
+    if (moved) {
+        clheap_copy_units(core_heap_pointer(heap, moved), ptr, ((bytes < usable ? bytes : usable) + 15) / 16);
+        core_heap_free_unit(heap, unit, group);
+    }
+    return moved;
+}
+
+uint32_t core_heap_aligned(core_heap *heap, size_t alignment, size_t bytes, uint32_t group)
+{
+    uint32_t *h = heap->words;
+    clheap_core_begin();
+    clheap_host_group_index = group;
+    if (!clheap_alignment_valid(alignment) || !bytes) {
+        clheap_count_error(h, CLHEAP_HDR_ERR_BAD_SIZE);
+        return 0;
+    }
+    if (alignment <= CLHEAP_UNIT)
+        return core_heap_malloc(heap, bytes, group);
+    clheap_allocator a = heap->config.allocator;
+    if (a == CLHEAP_ATOMIC_MALLOC || a == CLHEAP_ATOMIC_WRAP_MALLOC)
+        return clheap_bump_aligned_unit(h, alignment, bytes, a == CLHEAP_ATOMIC_WRAP_MALLOC);
+    if (a == CLHEAP_BITMAP_ALLOC && clheap_bitmap_aligned(h, alignment))
+        return core_heap_malloc(heap, bytes, group);
+    size_t class_bytes = clheap_allocator_has_blocks(a) ? clheap_blocks_aligned_bytes(h, alignment, bytes, a == CLHEAP_TIER_ALLOC) : 0;
+    if (class_bytes) {
+        uint32_t unit = core_heap_malloc(heap, class_bytes, group);
+        if (!unit || clheap_unit_address(h, unit) % alignment == 0)
+            return unit;
+        core_heap_free_unit(heap, unit, group);
+    }
+    if (a == CLHEAP_TIER_ALLOC &&
+        bytes <= (size_t)h[CLHEAP_HDR_FRAME_COUNT] * h[CLHEAP_HDR_FRAME_UNITS] * CLHEAP_UNIT)
+        return clheap_tier_aligned_large(h, alignment, bytes, clheap_rotation_seed() + (uint32_t)bytes);
+    clheap_count_error(h, CLHEAP_HDR_ERR_BAD_SIZE);
+    return 0;
 }
 
 void core_heap_trim(core_heap *heap)

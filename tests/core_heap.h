@@ -28,6 +28,10 @@ void core_heap_free_unit(core_heap *heap, uint32_t unit, uint32_t group);
  * (other allocators: one by one). units gets n results (0 = NULL); returns n. */
 uint32_t core_heap_malloc_many(core_heap *heap, size_t bytes, uint32_t n, uint32_t *units, uint32_t group);
 void *core_heap_pointer(core_heap *heap, uint32_t unit);
+/* As clheap_usable_size, clheap_realloc and clheap_aligned_alloc (cl/clheap.cl), on units. */
+size_t core_heap_usable(core_heap *heap, uint32_t unit);
+uint32_t core_heap_realloc(core_heap *heap, uint32_t unit, size_t bytes, uint32_t group);
+uint32_t core_heap_aligned(core_heap *heap, size_t alignment, size_t bytes, uint32_t group);
 /* As clheap_heap_grow: a larger image, the allocation units unchanged. */
 clheap_status core_heap_grow(core_heap *heap, uint64_t new_bytes);
 /* As clheap_heap_trim: TierAlloc's runs give back the slots they have not handed out. */

@@ -75,15 +75,41 @@ static void *work(void *arg)
         unsigned r = next_random(&w->seed);
         unsigned s = r % SLOTS;
         uint32_t value = (w->group << 24) | s;
+        size_t bytes = w->heap->config.allocator == CLHEAP_BITMAP_ALLOC ? 4 + (r >> 5) % 13
+                       : w->heap->config.allocator == CLHEAP_TIER_ALLOC && r % 8 == 0 ? 16384 + (r >> 5) % 40000 /* page tier */
+                                                                            : 4 + (r >> 5) % 4093;
+        if (unit[s] && r % 4 == 2 && !walkers_read_payload(w->heap)) { /* realloc: the kept words survive */
+            uint32_t moved = core_heap_realloc(w->heap, unit[s], bytes, w->group), kept = (uint32_t)(bytes / 4);
+            if (!moved) {
+                w->nulls++;
+                continue;
+            }
+            w->corrupted += !stamp_intact(w->heap, moved, kept < words[s] ? kept : words[s], value);
+            w->corrupted += core_heap_usable(w->heap, moved) < bytes;
+            unit[s] = moved;
+            words[s] = kept;
+            stamp(w->heap, moved, kept, value);
+            w->allocs++;
+            continue;
+        }
         if (unit[s]) {
             w->corrupted += !stamp_intact(w->heap, unit[s], words[s], value);
             core_heap_free_unit(w->heap, unit[s], w->group);
             unit[s] = 0;
             continue;
         }
-        size_t bytes = w->heap->config.allocator == CLHEAP_BITMAP_ALLOC ? 4 + (r >> 5) % 13
-                       : w->heap->config.allocator == CLHEAP_TIER_ALLOC && r % 8 == 0 ? 16384 + (r >> 5) % 40000 /* page tier */
-                                                                            : 4 + (r >> 5) % 4093;
+        if (w->heap->config.allocator == CLHEAP_TIER_ALLOC && r % 16 == 3) { /* aligned, up to 4 KiB */
+            size_t alignment = (size_t)32 << (r >> 12) % 8;
+            unit[s] = core_heap_aligned(w->heap, alignment, bytes, w->group);
+            w->nulls += !unit[s];
+            if (unit[s]) {
+                w->allocs++;
+                w->corrupted += (uintptr_t)core_heap_pointer(w->heap, unit[s]) % alignment != 0;
+                words[s] = (uint32_t)(bytes / 4);
+                stamp(w->heap, unit[s], words[s], value);
+            }
+            continue;
+        }
         /* Now and then a batch into the free slots from s on, as a warp asks (TierAlloc). */
         uint32_t batch[32], n = 1;
         while (r % 4 == 1 && n < 32 && s + n < SLOTS && !unit[s + n])

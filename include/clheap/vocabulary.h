@@ -41,7 +41,7 @@ typedef enum clheap_allocator {
 /* Counters device code keeps in the heap header (clheap_heap_read_errors). */
 typedef struct clheap_heap_errors {
     uint32_t out_of_memory; /* malloc returned NULL: nothing fitted */
-    uint32_t bad_size; /* malloc of 0 bytes or more than the pool (one counter: the kernel knows which it asked) */
+    uint32_t bad_size; /* malloc of 0 bytes or more than the pool, a calloc whose product overflows, an alignment aligned_alloc refuses, realloc on a bump allocator (one counter: the kernel knows which it asked) */
     uint32_t free_outside; /* free of a pointer outside the pool */
     uint32_t free_unaligned; /* free of a pointer off a 16-byte unit */
     uint32_t free_not_chunk; /* free of a pointer that starts no allocation */
