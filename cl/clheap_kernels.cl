@@ -114,11 +114,19 @@ __kernel void clheap_collect_blocks(__global clheap_heap *heap, uint c, __global
 #else
 #define CLHEAP_BATCH_FOR(i, count) for (uint i = (uint)get_global_id(0); i < (count); i = (count))
 #endif
+/* alignment above 16: clheap_aligned_alloc's; zero: zeroed as clheap_calloc zeroes. */
 __kernel void clheap_enqueue_malloc(__global clheap_heap *heap, __global uint *handles, uint first, uint count,
-                                    uint size, __global const uint *sizes, uint per_request)
+                                    uint size, __global const uint *sizes, uint per_request, ulong alignment,
+                                    uint zero)
 {
-    CLHEAP_BATCH_FOR(i, count)
-        handles[first + i] = clheap_malloc_unit(heap, per_request ? sizes[i] : size);
+    CLHEAP_BATCH_FOR(i, count) {
+        uint bytes = per_request ? sizes[i] : size;
+        uint unit = alignment > CLHEAP_UNIT ? clheap_unit_of(heap, clheap_aligned_alloc(heap, alignment, bytes))
+                                            : clheap_malloc_unit(heap, bytes);
+        if (unit && zero)
+            clheap_zero_units(clheap_pointer(heap, unit), (bytes + CLHEAP_UNIT - 1u) / CLHEAP_UNIT);
+        handles[first + i] = unit;
+    }
 }
 
 __kernel void clheap_enqueue_free(__global clheap_heap *heap, __global uint *handles, uint first, uint count)

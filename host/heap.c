@@ -14,6 +14,7 @@
 #include "programs.h"
 #include "registry.h"
 #include "report.h"
+#include "../cl/clheap_config.h" /* CLHEAP_MAX_ALIGNMENT */
 #include "../cl/clheap_layout.h"
 
 extern const char clheap_embedded_device_source[];
@@ -866,12 +867,15 @@ static cl_int enqueue_batch(clheap_heap *heap, cl_command_queue queue, cl_kernel
 }
 
 static clheap_status heap_enqueue_malloc(clheap_heap *heap, cl_command_queue queue, size_t count, uint32_t size,
-                                         cl_mem sizes, cl_mem handles, size_t first_index, cl_uint num_events,
-                                         const cl_event *wait_list, cl_event *event)
+                                         cl_mem sizes, size_t alignment, unsigned flags, cl_mem handles,
+                                         size_t first_index, cl_uint num_events, const cl_event *wait_list,
+                                         cl_event *event)
 {
     clheap_status status = check_batch(heap, count, handles, first_index);
     if (status != CLHEAP_SUCCESS)
         return status;
+    if ((alignment & (alignment - 1)) || alignment > CLHEAP_MAX_ALIGNMENT || (flags & ~CLHEAP_ENQUEUE_ZERO))
+        return CLHEAP_ERROR_INVALID_ARGUMENT;
     if (sizes) {
         size_t sizes_bytes = 0;
         cl_int err = clGetMemObjectInfo(sizes, CL_MEM_SIZE, sizeof sizes_bytes, &sizes_bytes, NULL);
@@ -890,6 +894,12 @@ static clheap_status heap_enqueue_malloc(clheap_heap *heap, cl_command_queue que
         err = clSetKernelArg(k, 5, sizeof sizes_arg, &sizes_arg);
     if (err == CL_SUCCESS)
         err = clSetKernelArg(k, 6, sizeof per_request, &per_request);
+    cl_ulong align_arg = alignment;
+    cl_uint zero = (flags & CLHEAP_ENQUEUE_ZERO) != 0;
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(k, 7, sizeof align_arg, &align_arg);
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(k, 8, sizeof zero, &zero);
     if (err == CL_SUCCESS)
         err = enqueue_batch(heap, queue, k, handles, first_index, count, num_events, wait_list, event);
     return err;
@@ -897,7 +907,12 @@ static clheap_status heap_enqueue_malloc(clheap_heap *heap, cl_command_queue que
 
 clheap_status clheap_heap_enqueue_malloc(clheap_heap *heap, cl_command_queue queue, size_t count, uint32_t size, cl_mem sizes, cl_mem handles, size_t first_index, cl_uint num_events, const cl_event *wait_list, cl_event *event)
 {
-    CLHEAP_INSIDE(heap, heap_enqueue_malloc(heap, queue, count, size, sizes, handles, first_index, num_events, wait_list, event));
+    CLHEAP_INSIDE(heap, heap_enqueue_malloc(heap, queue, count, size, sizes, 0, 0, handles, first_index, num_events, wait_list, event));
+}
+
+clheap_status clheap_heap_enqueue_malloc_ex(clheap_heap *heap, cl_command_queue queue, size_t count, uint32_t size, cl_mem sizes, size_t alignment, unsigned flags, cl_mem handles, size_t first_index, cl_uint num_events, const cl_event *wait_list, cl_event *event)
+{
+    CLHEAP_INSIDE(heap, heap_enqueue_malloc(heap, queue, count, size, sizes, alignment, flags, handles, first_index, num_events, wait_list, event));
 }
 
 static clheap_status heap_enqueue_free(clheap_heap *heap, cl_command_queue queue, size_t count, cl_mem handles,

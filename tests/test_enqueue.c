@@ -42,6 +42,19 @@ static const char *kernels =
     "        handles[e] = 0u;\n"
     "    }\n"
     "}\n"
+    "/* Counts in bad[0] the entries in [first, first + n) that are 0, off `alignment` or not\n"
+    " * zero over `size` bytes, then stamps them, frees them and clears the entry. */\n"
+    "__kernel void check_zeroed(__global clheap_heap *heap, __global uint *handles, uint first, uint size,\n"
+    "                           ulong alignment, __global uint *bad, uint n) {\n"
+    "    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {\n"
+    "        __global uint *p = clheap_pointer(heap, handles[first + i]);\n"
+    "        uint wrong = !p || ((ulong)p & (alignment - 1u));\n"
+    "        for (uint w = 0; p && w < size / 4u; w++) { wrong |= p[w] != 0u; p[w] = 0xDEADBEEFu; }\n"
+    "        if (wrong) atomic_inc(bad);\n"
+    "        clheap_free(heap, p);\n"
+    "        handles[first + i] = 0u;\n"
+    "    }\n"
+    "}\n"
     "__kernel void kernel_malloc(__global clheap_heap *heap, __global uint *handles, uint size, uint n) {\n"
     "    for (uint i = get_global_id(0); i < n; i += get_global_size(0))\n"
     "        handles[i] = clheap_malloc_unit(heap, size);\n"
@@ -51,7 +64,7 @@ typedef struct enqueue_env {
     cl_fixture cl;
     clheap_heap *heap;
     cl_program program;
-    cl_kernel stamp, check_and_free, kernel_malloc;
+    cl_kernel stamp, check_and_free, kernel_malloc, check_zeroed;
     cl_mem handles, bad;
     uint32_t table[TABLE];
     size_t workers; /* work-items of the kernels that allocate or free: 1 for FreeHeap, serial */
@@ -87,6 +100,8 @@ static void open_env(enqueue_env *env, clheap_allocator a)
     assert_int_equal(err, CL_SUCCESS);
     env->kernel_malloc = clCreateKernel(env->program, "kernel_malloc", &err);
     assert_int_equal(err, CL_SUCCESS);
+    env->check_zeroed = clCreateKernel(env->program, "check_zeroed", &err);
+    assert_int_equal(err, CL_SUCCESS);
     for (size_t i = 0; i < TABLE; i++)
         env->table[i] = UNTOUCHED;
     env->handles = clCreateBuffer(env->cl.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof env->table,
@@ -104,6 +119,7 @@ static void close_env(enqueue_env *env)
     clReleaseKernel(env->stamp);
     clReleaseKernel(env->check_and_free);
     clReleaseKernel(env->kernel_malloc);
+    clReleaseKernel(env->check_zeroed);
     clReleaseProgram(env->program);
     assert_int_equal(clheap_heap_destroy(env->heap), CLHEAP_SUCCESS);
     cl_fixture_close(&env->cl);
@@ -329,6 +345,72 @@ static void a_request_that_gets_null(void **state)
     }
 }
 
+/* clheap_heap_enqueue_malloc_ex: requests aligned and zeroed, on memory that was written
+ * and freed before; an allocator that cannot serve the alignment gives offsets 0, each
+ * counted as a bad size. Twice: with the same alignment, then with 1 KiB. */
+static void aligned_zeroed_requests(void **state)
+{
+    (void)state;
+    for (int a = 0; a < ALLOCATORS; a++) {
+        if (!can_free(allocators[a]))
+            continue;
+        enqueue_env env;
+        open_env(&env, allocators[a]);
+        cl_uint n = BATCH, first = FIRST, size = 256;
+        for (cl_ulong alignment = 16; alignment <= 1024; alignment *= 64) {
+            /* dirty memory: allocated, written over, freed */
+            assert_int_equal(clheap_heap_enqueue_malloc(env.heap, NULL, n, size, NULL, env.handles, FIRST, 0, NULL, NULL),
+                             CLHEAP_SUCCESS);
+            run_pair(&env, env.cl.queue, NULL, size, 0, NULL);
+            check_and_free_all(&env, env.cl.queue);
+            clheap_heap_errors before;
+            clheap_heap_read_errors(env.heap, &before);
+            assert_int_equal(clheap_heap_enqueue_malloc_ex(env.heap, NULL, n, size, NULL, alignment, CLHEAP_ENQUEUE_ZERO,
+                                                           env.handles, FIRST, 0, NULL, NULL),
+                             CLHEAP_SUCCESS);
+            read_table(&env);
+            assert_outside_untouched(&env, FIRST, n);
+            clheap_heap_errors after;
+            clheap_heap_read_errors(env.heap, &after);
+            int served = alignment <= 16 || allocators[a] == CLHEAP_TIER_ALLOC;
+            uint32_t nulls = 0;
+            for (size_t i = FIRST; i < FIRST + n; i++)
+                nulls += env.table[i] == 0;
+            assert_int_equal(after.bad_size - before.bad_size, nulls);
+            if (served)
+                assert_int_equal(nulls, 0);
+            cl_kernel k = env.check_zeroed;
+            assert_int_equal(clheap_heap_set_kernel_arg(env.heap, k, 0), CLHEAP_SUCCESS);
+            assert_int_equal(clSetKernelArg(k, 1, sizeof env.handles, &env.handles), CL_SUCCESS);
+            assert_int_equal(clSetKernelArg(k, 2, sizeof first, &first), CL_SUCCESS);
+            assert_int_equal(clSetKernelArg(k, 3, sizeof size, &size), CL_SUCCESS);
+            assert_int_equal(clSetKernelArg(k, 4, sizeof alignment, &alignment), CL_SUCCESS);
+            assert_int_equal(clSetKernelArg(k, 5, sizeof env.bad, &env.bad), CL_SUCCESS);
+            assert_int_equal(clSetKernelArg(k, 6, sizeof n, &n), CL_SUCCESS);
+            size_t global = env.workers;
+            assert_int_equal(clEnqueueNDRangeKernel(env.cl.queue, k, 1, NULL, &global, NULL, 0, NULL, NULL), CL_SUCCESS);
+            uint32_t bad = 0, zero = 0;
+            assert_int_equal(clEnqueueReadBuffer(env.cl.queue, env.bad, CL_TRUE, 0, sizeof bad, &bad, 0, NULL, NULL),
+                             CL_SUCCESS);
+            assert_int_equal(bad, nulls); /* every entry served is aligned and zero */
+            assert_int_equal(clEnqueueWriteBuffer(env.cl.queue, env.bad, CL_TRUE, 0, sizeof zero, &zero, 0, NULL, NULL),
+                             CL_SUCCESS);
+            assert_heap_sound(env.heap, clheap_allocator_name(allocators[a]));
+        }
+        /* Bad alignments and flags: refused, nothing enqueued. */
+        assert_int_equal(clheap_heap_enqueue_malloc_ex(env.heap, NULL, 1, 16, NULL, 48, 0, env.handles, 0, 0, NULL, NULL),
+                         CLHEAP_ERROR_INVALID_ARGUMENT);
+        assert_int_equal(clheap_heap_enqueue_malloc_ex(env.heap, NULL, 1, 16, NULL, 1u << 30, 0, env.handles, 0, 0, NULL,
+                                                       NULL),
+                         CLHEAP_ERROR_INVALID_ARGUMENT);
+        assert_int_equal(clheap_heap_enqueue_malloc_ex(env.heap, NULL, 1, 16, NULL, 64, 2, env.handles, 0, 0, NULL, NULL),
+                         CLHEAP_ERROR_INVALID_ARGUMENT);
+        read_table(&env);
+        assert_int_equal(env.table[0], UNTOUCHED);
+        close_env(&env);
+    }
+}
+
 /* Each bad argument has its own status, and nothing is enqueued: the table and the
  * heap's counters stay as they were. */
 static void bad_input_changes_nothing(void **state)
@@ -375,6 +457,7 @@ int main(void)
         cmocka_unit_test(kernel_allocates_host_frees),
         cmocka_unit_test(two_queues_ordered_by_events),
         cmocka_unit_test(a_request_that_gets_null),
+        cmocka_unit_test(aligned_zeroed_requests),
         cmocka_unit_test(bad_input_changes_nothing),
     };
     return cmocka_run_group_tests_name("host-enqueued heap allocations", tests, NULL, NULL);

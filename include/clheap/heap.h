@@ -273,6 +273,20 @@ clheap_status clheap_heap_enqueue_malloc(clheap_heap *heap, cl_command_queue que
                                          cl_mem sizes, cl_mem handles, size_t first_index, cl_uint num_events,
                                          const cl_event *wait_list, cl_event *event);
 
+/** clheap_heap_enqueue_malloc with the rest of C's API: each request is the device's
+ * clheap_aligned_alloc(alignment, its size) (alignment 0 - 16: a plain malloc) and, with
+ * CLHEAP_ENQUEUE_ZERO in flags, zeroed as clheap_calloc zeroes (cl/clheap.cl). An
+ * alignment the allocator refuses gives offset 0, counted as a device bad size (which
+ * allocator serves which: docs/design.md, "The C allocation API in kernels"). Errors as
+ * for clheap_heap_enqueue_malloc, and CLHEAP_ERROR_INVALID_ARGUMENT, with nothing
+ * enqueued, for an alignment that is not 0 or a power of two or is above
+ * CLHEAP_MAX_ALIGNMENT (cl/clheap_config.h, 64 KiB), or an unknown flag. */
+#define CLHEAP_ENQUEUE_ZERO 1u
+clheap_status clheap_heap_enqueue_malloc_ex(clheap_heap *heap, cl_command_queue queue, size_t count, uint32_t size,
+                                            cl_mem sizes, size_t alignment, unsigned flags, cl_mem handles,
+                                            size_t first_index, cl_uint num_events, const cl_event *wait_list,
+                                            cl_event *event);
+
 /** Frees the allocations whose offsets are entries [first_index, first_index + count) of
  * `handles` (entries of 0 are skipped) and sets those entries to 0, on the device, in
  * queue order, like clheap_heap_enqueue_malloc; allocations a kernel made can be freed
