@@ -83,5 +83,6 @@ int bench_compile(bench_env *env);
 void bench_compile_caches_off(void);
 int bench_freeheap(bench_env *env);
 int bench_churn(bench_env *env);
+int bench_resize(bench_env *env);
 
 #endif

@@ -5,7 +5,8 @@
  * tunables, such as -DCLHEAP_BLOCK_FAST_TRIES=8), so a variant needs no rebuild.
  * --shapes: throughput runs only these shapes of its sweep, named as in its CSV (work_items x
  * bytes: 262144xmixed-4K,4096x16), so a variant's rounds on a few shapes take seconds.
- * Tests: cache, throughput, registers, papers (AD, ACD, P), linux, oom, oom-launch, freeheap, churn. No test
+ * Tests: cache, throughput, registers, papers (AD, ACD, P), linux, oom, oom-launch, freeheap, churn,
+ * realloc (realloc, calloc and aligned_alloc against doing it by hand). No test
  * named: all of those. compile (build times and binary sizes) runs only when named; named
  * alone, it turns the driver's compile caches off first, so that its builds are cold. */
 #include <stdlib.h>
@@ -28,6 +29,7 @@ static const bench_test tests[] = {
     {"oom-launch", bench_oom_launch},
     {"freeheap", bench_freeheap},
     {"churn", bench_churn},
+    {"realloc", bench_resize},
     {"compile", bench_compile}, /* last: not in the default set (see above) */
 };
 enum { TEST_COUNT = sizeof tests / sizeof tests[0], DEFAULT_TESTS = TEST_COUNT - 1 };

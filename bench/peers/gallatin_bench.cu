@@ -5,6 +5,7 @@
  *
  *   gallatin-bench [--quick] [--cold] [--runs N] [--csv DIR] [--heap-mib N]
  *   gallatin-bench --oom-launch [--quick] [--runs N] [--csv DIR] [--launch-timeout S]
+ *   gallatin-bench --realloc [--quick] [--runs N] [--csv DIR] [--heap-mib N]
  *
  * --oom-launch: clheap-bench oom-launch's launches instead (see oom_launch_main below).
  *
@@ -245,10 +246,250 @@ static int oom_launch_main(int quick, int runs, const char *csv_dir, int limit)
     return failures != 0;
 }
 
+/* ---- realloc ---------------------------------------------------------------------------
+ * clheap-bench realloc's by-hand variants (bench/bench_resize.c) on Gallatin, which has no
+ * realloc, calloc or aligned_alloc: push (16 B doubling to 4 KiB, malloc + copy + free, the
+ * new elements written), grow (100 -> 128 B and 1000 -> 2000 B, prepared untimed),
+ * calloc (malloc and zeroing, 64 B and 4 KiB) and malloc of 16 B, 256 B and 4 KiB, whose
+ * `wrong` column counts the addresses off that size (Gallatin promises no alignment
+ * beyond 16 B). An untimed kernel verifies every word and frees; a wrong word fails the
+ * run. One instance for all of them, as clheap-bench uses one heap. CSV:
+ * realloc-gallatin.csv, clheap-bench's realloc.csv columns. */
+#define RESIZE_COLUMNS "allocator,test,variant,work_items,bytes,seconds,min_seconds,max_seconds,nulls,wrong,runs"
+
+__global__ static void push_by_hand(allocator_type *a, uint32_t **out, uint32_t n, unsigned *counts)
+{
+    uint32_t id = blockIdx.x * blockDim.x + threadIdx.x, have = 0;
+    if (id >= n)
+        return;
+    uint32_t *p = nullptr;
+    for (uint32_t bytes = 16; bytes <= 4096; bytes *= 2) {
+        uint32_t *q = (uint32_t *)a->malloc(bytes);
+        if (!q) {
+            atomicAdd(counts, 1u);
+            break;
+        }
+        for (uint32_t w = 0; w < have / 4; w++)
+            q[w] = p[w];
+        if (p)
+            a->free(p);
+        for (uint32_t w = have / 4; w < bytes / 4; w++)
+            q[w] = id + w;
+        p = q;
+        have = bytes;
+    }
+    if (have != 4096 && p)
+        a->free(p);
+    out[id] = have == 4096 ? p : nullptr;
+}
+
+__global__ static void grow_prepare(allocator_type *a, uint32_t **out, uint32_t n, unsigned *counts, uint32_t from)
+{
+    uint32_t id = blockIdx.x * blockDim.x + threadIdx.x;
+    if (id >= n)
+        return;
+    uint32_t *p = (uint32_t *)a->malloc(from);
+    if (!p)
+        atomicAdd(counts, 1u);
+    for (uint32_t w = 0; p && w < from / 4; w++)
+        p[w] = id + w;
+    out[id] = p;
+}
+
+__global__ static void grow_by_hand(allocator_type *a, uint32_t **ptrs, uint32_t n, unsigned *counts, uint32_t from,
+                                    uint32_t to)
+{
+    uint32_t id = blockIdx.x * blockDim.x + threadIdx.x;
+    if (id >= n || !ptrs[id])
+        return;
+    uint32_t *p = ptrs[id], *q = (uint32_t *)a->malloc(to);
+    if (!q) {
+        atomicAdd(counts, 1u);
+        return;
+    }
+    for (uint32_t w = 0; w < from / 4; w++)
+        q[w] = p[w];
+    a->free(p);
+    for (uint32_t w = from / 4; w < to / 4; w++)
+        q[w] = id + w;
+    ptrs[id] = q;
+}
+
+__global__ static void check_words(allocator_type *a, uint32_t **ptrs, uint32_t n, unsigned *counts, uint32_t bytes)
+{
+    uint32_t id = blockIdx.x * blockDim.x + threadIdx.x, wrong = 0;
+    if (id >= n || !ptrs[id])
+        return;
+    for (uint32_t w = 0; w < bytes / 4; w++)
+        wrong += ptrs[id][w] != id + w;
+    if (wrong)
+        atomicAdd(counts + 1, wrong);
+    a->free(ptrs[id]);
+    ptrs[id] = nullptr;
+}
+
+__global__ static void zero_by_hand(allocator_type *a, uint32_t **out, uint32_t n, unsigned *counts, uint32_t bytes)
+{
+    uint32_t id = blockIdx.x * blockDim.x + threadIdx.x;
+    if (id >= n)
+        return;
+    uint32_t *p = (uint32_t *)a->malloc(bytes);
+    if (!p)
+        atomicAdd(counts, 1u);
+    for (uint32_t w = 0; p && w < bytes / 4; w++)
+        p[w] = 0;
+    out[id] = p;
+}
+
+__global__ static void check_zero(allocator_type *a, uint32_t **ptrs, uint32_t n, unsigned *counts, uint32_t bytes)
+{
+    uint32_t id = blockIdx.x * blockDim.x + threadIdx.x, wrong = 0;
+    if (id >= n || !ptrs[id])
+        return;
+    for (uint32_t w = 0; w < bytes / 4; w++) {
+        wrong += ptrs[id][w] != 0;
+        ptrs[id][w] = 0xffffffffu;
+    }
+    if (wrong)
+        atomicAdd(counts + 1, wrong);
+    a->free(ptrs[id]);
+    ptrs[id] = nullptr;
+}
+
+__global__ static void plain_malloc(allocator_type *a, uint32_t **out, uint32_t n, unsigned *counts, uint32_t bytes)
+{
+    uint32_t id = blockIdx.x * blockDim.x + threadIdx.x;
+    if (id >= n)
+        return;
+    uint32_t *p = (uint32_t *)a->malloc(bytes);
+    if (!p)
+        atomicAdd(counts, 1u);
+    out[id] = p;
+}
+
+/* Counts in counts[2] the addresses off `bytes`, writes the first and last word, frees. */
+__global__ static void check_placed(allocator_type *a, uint32_t **ptrs, uint32_t n, unsigned *counts, uint32_t bytes)
+{
+    uint32_t id = blockIdx.x * blockDim.x + threadIdx.x;
+    if (id >= n || !ptrs[id])
+        return;
+    if ((uintptr_t)ptrs[id] % bytes)
+        atomicAdd(counts + 2, 1u);
+    ptrs[id][0] = id;
+    ptrs[id][bytes / 4 - 1] = id;
+    a->free(ptrs[id]);
+    ptrs[id] = nullptr;
+}
+
+enum resize_step { STEP_PUSH, STEP_GROW_PREPARE, STEP_GROW, STEP_CHECK_WORDS, STEP_ZERO, STEP_CHECK_ZERO, STEP_MALLOC,
+                   STEP_CHECK_PLACED };
+
+static void resize_step(allocator_type *a, int step, uint32_t **ptrs, uint32_t n, unsigned *counts, uint32_t x,
+                        uint32_t y)
+{
+    unsigned blocks = (n + 255) / 256;
+    switch (step) {
+    case STEP_PUSH: push_by_hand<<<blocks, 256>>>(a, ptrs, n, counts); break;
+    case STEP_GROW_PREPARE: grow_prepare<<<blocks, 256>>>(a, ptrs, n, counts, x); break;
+    case STEP_GROW: grow_by_hand<<<blocks, 256>>>(a, ptrs, n, counts, x, y); break;
+    case STEP_CHECK_WORDS: check_words<<<blocks, 256>>>(a, ptrs, n, counts, x); break;
+    case STEP_ZERO: zero_by_hand<<<blocks, 256>>>(a, ptrs, n, counts, x); break;
+    case STEP_CHECK_ZERO: check_zero<<<blocks, 256>>>(a, ptrs, n, counts, x); break;
+    case STEP_MALLOC: plain_malloc<<<blocks, 256>>>(a, ptrs, n, counts, x); break;
+    default: check_placed<<<blocks, 256>>>(a, ptrs, n, counts, x); break;
+    }
+}
+
+/* One row: prepare (untimed, -1: none), the timed step, the check; warm-up + runs. */
+static int resize_row(allocator_type *a, FILE *csv, const char *test, const char *variant, uint32_t n, uint32_t bytes,
+                      int prepare, int timed, int check, uint32_t x, uint32_t y, int runs, uint32_t **ptrs,
+                      unsigned *counts_d)
+{
+    CHECK(cudaMemset(counts_d, 0, 3 * sizeof(unsigned)));
+    cudaEvent_t e0, e1;
+    cudaEventCreate(&e0);
+    cudaEventCreate(&e1);
+    std::vector<double> t;
+    for (int run = 0; run <= runs; run++) {
+        if (prepare >= 0)
+            resize_step(a, prepare, ptrs, n, counts_d, x, y);
+        CHECK(cudaDeviceSynchronize());
+        cudaEventRecord(e0);
+        resize_step(a, timed, ptrs, n, counts_d, x, y);
+        cudaEventRecord(e1);
+        CHECK(cudaDeviceSynchronize());
+        resize_step(a, check, ptrs, n, counts_d, y ? y : x, 0); /* the bytes to check */
+        CHECK(cudaDeviceSynchronize());
+        float ms = 0;
+        cudaEventElapsedTime(&ms, e0, e1);
+        if (run > 0)
+            t.push_back(ms * 1e-3);
+    }
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    unsigned counts[3];
+    CHECK(cudaMemcpy(counts, counts_d, sizeof counts, cudaMemcpyDeviceToHost));
+    if (counts[1]) {
+        printf("  %-10s %-13s %-8s %9u %6u   FAILED: %u wrong words\n", "Gallatin", test, variant, n, bytes, counts[1]);
+        return 1;
+    }
+    double m = median(t);
+    printf("  %-10s %-13s %-8s %9u %6u %10.3f %12.3e %8u%s\n", "Gallatin", test, variant, n, bytes, m * 1e3, n / m,
+           counts[0], counts[2] ? " (some off the size's alignment)" : "");
+    if (csv)
+        fprintf(csv, "Gallatin,%s,%s,%u,%u,%.9f,%.9f,%.9f,%u,%u,%d\n", test, variant, n, bytes, m,
+                *std::min_element(t.begin(), t.end()), *std::max_element(t.begin(), t.end()), counts[0], counts[2],
+                runs);
+    return 0;
+}
+
+static int resize_main(int quick, int runs, const char *csv_dir, uint64_t heap_bytes)
+{
+    FILE *csv = NULL;
+    if (csv_dir) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/realloc-gallatin.csv", csv_dir);
+        csv = fopen(path, "w");
+        if (csv)
+            fprintf(csv, "%s\n", RESIZE_COLUMNS);
+    }
+    printf("gallatin-bench realloc: by hand, heap %llu MiB, median of %d runs\n", (unsigned long long)(heap_bytes >> 20),
+           runs);
+    allocator_type *a = allocator_type::generate_on_device(heap_bytes, 42, false);
+    static const uint32_t full[] = {1u << 16, 1u << 18, 1u << 20}, small[] = {1u << 12};
+    const uint32_t *items = quick ? small : full;
+    int n_items = quick ? 1 : 3, failures = 0;
+    uint32_t **ptrs;
+    unsigned *counts_d;
+    CHECK(cudaMalloc(&ptrs, items[n_items - 1] * sizeof(uint32_t *)));
+    CHECK(cudaMalloc(&counts_d, 3 * sizeof(unsigned)));
+    for (int i = 0; i < n_items; i++) {
+        uint32_t n = items[i];
+        failures += resize_row(a, csv, "push", "by-hand", n, 4096, -1, STEP_PUSH, STEP_CHECK_WORDS, 4096, 0, runs, ptrs,
+                               counts_d);
+        failures += resize_row(a, csv, "grow-in-place", "by-hand", n, 128, STEP_GROW_PREPARE, STEP_GROW,
+                               STEP_CHECK_WORDS, 100, 128, runs, ptrs, counts_d);
+        failures += resize_row(a, csv, "grow-moves", "by-hand", n, 2000, STEP_GROW_PREPARE, STEP_GROW, STEP_CHECK_WORDS,
+                               1000, 2000, runs, ptrs, counts_d);
+        for (uint32_t bytes : {64u, 4096u})
+            failures += resize_row(a, csv, "calloc", "by-hand", n, bytes, -1, STEP_ZERO, STEP_CHECK_ZERO, bytes, 0,
+                                   runs, ptrs, counts_d);
+        for (uint32_t bytes : {16u, 256u, 4096u})
+            failures += resize_row(a, csv, "aligned", "malloc", n, bytes, -1, STEP_MALLOC, STEP_CHECK_PLACED, bytes, 0,
+                                   runs, ptrs, counts_d);
+    }
+    CHECK(cudaFree(ptrs));
+    CHECK(cudaFree(counts_d));
+    allocator_type::free_on_device(a);
+    if (csv)
+        fclose(csv);
+    return failures != 0;
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
-    int quick = 0, runs = 5, cold = 0, oom = 0, limit = 60;
+    int quick = 0, runs = 5, cold = 0, oom = 0, limit = 60, resize = 0;
     const char *csv_dir = NULL;
     uint64_t heap_bytes = 8ull << 30;
     for (int i = 1; i < argc; i++) {
@@ -264,11 +505,14 @@ int main(int argc, char **argv)
             heap_bytes = strtoull(argv[++i], NULL, 10) << 20;
         else if (!strcmp(argv[i], "--oom-launch"))
             oom = 1;
+        else if (!strcmp(argv[i], "--realloc"))
+            resize = 1;
         else if (!strcmp(argv[i], "--launch-timeout") && i + 1 < argc)
             limit = atoi(argv[++i]);
         else {
             fprintf(stderr, "usage: gallatin-bench [--quick] [--cold] [--runs N] [--csv DIR] [--heap-mib N]\n"
-                            "       gallatin-bench --oom-launch [--quick] [--runs N] [--csv DIR] [--launch-timeout S]\n");
+                            "       gallatin-bench --oom-launch [--quick] [--runs N] [--csv DIR] [--launch-timeout S]\n"
+                            "       gallatin-bench --realloc [--quick] [--runs N] [--csv DIR] [--heap-mib N]\n");
             return 2;
         }
     }
@@ -276,6 +520,8 @@ int main(int argc, char **argv)
         return 2;
     if (oom)
         return oom_launch_main(quick, runs, csv_dir, limit); /* before any CUDA call: it forks */
+    if (resize)
+        return resize_main(quick, runs, csv_dir, heap_bytes);
     cudaDeviceProp prop;
     CHECK(cudaGetDeviceProperties(&prop, 0));
     printf("gallatin-bench on %s, heap %llu MiB, median of %d runs, %s\n", prop.name,
