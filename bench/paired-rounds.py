@@ -3,7 +3,7 @@
 
 usage: bench/paired-rounds.py ROOT BASE VARIANT...
 ROOT/NAME/ROUND/throughput.csv is clheap-bench --csv output, the variants of one round run
-in turn on one device (bench/results/h100/run59/command.sh). For each round it takes the
+in turn on one device (bench/results/h100/run61/command-run59.sh). For each round it takes the
 geometric mean over the shapes of variant / base (median malloc time, median free time), and
 prints the mean over rounds with a 95% interval (two standard errors): adjacent runs share
 the device's state, so pairing them removes most of the drift between rounds that a

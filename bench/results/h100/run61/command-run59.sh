@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # H100 run 59, 2026-11-26: issue 46 part 3, the block release path and the bitmap's upward
 # propagation out of line; issue 47, what the unformatted-heap check costs. bash
-# bench/results/h100/run59/command.sh (carry .device-carry/{exp61,gal,lib}, kind nvidia-h100-x1).
+# bench/results/h100/run61/command-run59.sh (carry .device-carry/{exp61,gal,lib}, kind nvidia-h100-x1).
 # .device-carry/exp61: clheap-bench (Release) of 2dd6a5e with experiment switches (the patch is in
 # the body of the commit that adds this run): CLHEAP_EXP_NO_MAGIC (no magic check),
 # CLHEAP_EXP_OUTLINE_BM (clheap_bm_set_above / clheap_bm_clear_above out of line),

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # H100 run 60, 2026-11-26: run 59 split (issue 46 part 3: which outlined function costs the
 # frees) and issue 47's magic check loaded beside the first header words. bash
-# bench/results/h100/run60/command.sh (carry .device-carry/{exp62,gal,lib}, kind nvidia-h100-x1).
+# bench/results/h100/run61/command-run60.sh (carry .device-carry/{exp62,gal,lib}, kind nvidia-h100-x1).
 # .device-carry/exp62: run 59's exp61 plus CLHEAP_EXP_MAGIC_LATE (TierAlloc's warp malloc and
 # frame_locate compare the magic after loading the class table / pool words, not before; the
 # patch is in the body of the commit that adds this run). Variants: head (no switch), nomagic,
