@@ -602,8 +602,14 @@ static CLHEAP_INLINE CLHEAP_OUTLINE CLHEAP_GLOBAL void *clheap_realloc(CLHEAP_GL
 #else
     int in_place = size <= usable;
 #endif
-    if (in_place)
+    if (in_place) {
+#if CLHEAP_IS_CIRCULAR
+        clheap_circular_note_size(h, ptr, size);
+#elif CLHEAP_ALLOCATOR == CLHEAP_KIND_FREEHEAP
+        clheap_freeheap_note_size(h, ptr, size);
+#endif
         return ptr;
+    }
     CLHEAP_GLOBAL void *moved = clheap_malloc(heap, size);
     if (moved) {
         clheap_size keep = size < usable ? size : usable;
@@ -615,7 +621,8 @@ static CLHEAP_INLINE CLHEAP_OUTLINE CLHEAP_GLOBAL void *clheap_realloc(CLHEAP_GL
 }
 
 /* clheap_aligned_alloc's ways that are not a plain malloc: bad alignments and sizes
- * (counted), the bump allocators' rounding, BitmapAlloc's slots, TierAlloc's frames, and
+ * (counted), the bump allocators' rounding, BitmapAlloc's slots, FreeHeap's blocks,
+ * TierAlloc's frames, and
  * refusals (NULL, counted as a bad size). Out of line (CLHEAP_OUTLINE): one copy per
  * program, off the ways that are a malloc. */
 static CLHEAP_INLINE CLHEAP_OUTLINE clheap_u32 clheap_aligned_unit_other(CLHEAP_GLOBAL clheap_heap *heap,
@@ -633,6 +640,8 @@ static CLHEAP_INLINE CLHEAP_OUTLINE clheap_u32 clheap_aligned_unit_other(CLHEAP_
 #elif CLHEAP_ALLOCATOR == CLHEAP_KIND_BITMAP
     if (clheap_bitmap_aligned(h, alignment))
         return clheap_malloc_unit(heap, size);
+#elif CLHEAP_ALLOCATOR == CLHEAP_KIND_FREEHEAP
+    return clheap_freeheap_aligned_unit(h, alignment, size);
 #elif CLHEAP_ALLOCATOR == CLHEAP_KIND_TIER
     if (size <= (clheap_size)h[CLHEAP_HDR_FRAME_COUNT] * h[CLHEAP_HDR_FRAME_UNITS] * CLHEAP_UNIT)
         return clheap_tier_aligned_large(h, alignment, size, clheap_rotation_seed());

@@ -26,8 +26,10 @@
  *   BitmapAlloc every slot, where the slot size and the pool's start are multiples of
  *              the alignment, or refused;
  *   bump       the size plus the alignment, the pointer rounded up;
- *   CircularMalloc family, FreeHeap  refused: an aligned pointer inside a chunk would
- *              need a chunk split before it, which these allocators do not do.
+ *   FreeHeap   a block for the size plus the alignment, the units before the aligned
+ *              payload a free block of their own (clheap_freeheap_aligned_unit);
+ *   CircularMalloc family  refused: an aligned pointer would need a chunk split before
+ *              it, and walkers that claim chunks only split them at the tail.
  * A refusal is NULL counted as a bad size, as is an alignment that is not a power of
  * two or is above CLHEAP_MAX_ALIGNMENT.
  *
@@ -179,6 +181,19 @@ static CLHEAP_INLINE clheap_size clheap_freeheap_usable(CLHEAP_GLOBAL clheap_u32
     return 0u;
 }
 
+/* Where an allocator records the bytes asked for (the statistics' requested bytes), an
+ * allocation that realloc keeps in place records its new size. */
+static CLHEAP_INLINE void clheap_circular_note_size(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL void *ptr, clheap_size bytes)
+{
+    clheap_u32 o = clheap_unit_of_free(h, ptr, h[CLHEAP_HDR_POOL_START] + 1u, h[CLHEAP_HDR_POOL_END]) - 1u;
+    clheap_store32(clheap_chunk(h, o) + CLHEAP_CHUNK_WORD_REQUEST, (clheap_u32)bytes);
+}
+static CLHEAP_INLINE void clheap_freeheap_note_size(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL void *ptr, clheap_size bytes)
+{
+    clheap_u32 b = clheap_unit_of_free(h, ptr, h[CLHEAP_HDR_POOL_START] + 1u, h[CLHEAP_HDR_POOL_END]) - 1u;
+    clheap_store32(clheap_fh_unit(h, b) + CLHEAP_FH_WORD_BYTES, bytes > 0xffffffffu ? 0xffffffffu : (clheap_u32)bytes);
+}
+
 /* ---- TierAlloc: large allocations resized in place ----------------------------------- */
 
 /* Resizes the large allocation at `unit` (first frame f, class word read LARGE) to hold
@@ -284,6 +299,39 @@ static CLHEAP_INLINE clheap_u32 clheap_bump_aligned_unit(CLHEAP_GLOBAL clheap_u3
     clheap_size padded = bytes <= pool ? bytes + alignment - CLHEAP_UNIT : bytes; /* too large: refused below */
     clheap_u32 unit = wrap ? clheap_atomic_wrap_malloc_unit(h, padded) : clheap_atomic_malloc_unit(h, padded);
     return unit ? clheap_align_unit(h, unit, alignment) : 0u;
+}
+
+/* FreeHeap (under its lock, as its malloc): a block for `bytes` whose payload lies on
+ * `alignment` (above 16 B). It takes need + alignment / 16 - 1 + CLHEAP_FH_MIN_BLOCK
+ * units; the units before the first payload unit on the alignment at least a whole block
+ * in (or none, where the payload already lies on it) become a free block of their own. F5
+ * holds: the block taken was free, so the one before it is allocated (or it starts the
+ * pool), and the one after the gap is this allocation. What the slack leaves after the
+ * payload stays in it (usable_size counts it). Its unit, or 0 (counted). */
+static CLHEAP_INLINE clheap_u32 clheap_freeheap_aligned_unit(CLHEAP_GLOBAL clheap_u32 *h, clheap_size alignment,
+                                                             clheap_size bytes)
+{
+    clheap_u32 need = clheap_fh_units_for(h, bytes), slack = (clheap_u32)(alignment / CLHEAP_UNIT) - 1u + CLHEAP_FH_MIN_BLOCK;
+    if (!need || !clheap_fh_lock(h))
+        return 0u;
+    clheap_u32 asked = bytes > 0xffffffffu ? 0xffffffffu : (clheap_u32)bytes; /* for the statistics */
+    clheap_u32 unit = need + slack > need ? clheap_fh_take(h, need + slack, asked) : 0u;
+    if (unit) {
+        clheap_u32 b = unit - 1u, size = clheap_fh_size(h, b), at = clheap_align_unit(h, unit, alignment);
+        if (at != unit && at - unit < CLHEAP_FH_MIN_BLOCK)
+            at = clheap_align_unit(h, unit + CLHEAP_FH_MIN_BLOCK, alignment);
+        clheap_u32 gap = at - unit; /* the free block [b, b + gap) */
+        if (gap) {
+            clheap_fh_write_block(h, b, gap - 2u, 0u, CLHEAP_FLAG_FREE(b), 0u);
+            clheap_fh_insert(h, clheap_fh_entries(h), b);
+            clheap_fh_write_block(h, at - 1u, size - gap, 0u, CLHEAP_FLAG_USED(at - 1u), asked);
+        }
+        unit = at;
+    }
+    clheap_fh_unlock(h);
+    if (!unit)
+        clheap_count_error(h, CLHEAP_HDR_ERR_OUT_OF_MEMORY);
+    return unit;
 }
 
 /* BitmapAlloc: 1 if every slot lies on `alignment`. */

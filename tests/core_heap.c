@@ -239,6 +239,10 @@ uint32_t core_heap_realloc(core_heap *heap, uint32_t unit, size_t bytes, uint32_
     int in_place = heap->config.allocator == CLHEAP_TIER_ALLOC
                        ? clheap_blocks_resize_in_place(heap->words, ptr, usable, bytes)
                        : bytes <= usable;
+    if (in_place && clheap_allocator_is_circular(heap->config.allocator))
+        clheap_circular_note_size(heap->words, ptr, bytes);
+    if (in_place && heap->config.allocator == CLHEAP_FREE_HEAP)
+        clheap_freeheap_note_size(heap->words, ptr, bytes);
     if (in_place)
         return unit;
     uint32_t moved = core_heap_malloc(heap, bytes, group);
@@ -265,6 +269,8 @@ uint32_t core_heap_aligned(core_heap *heap, size_t alignment, size_t bytes, uint
         return clheap_bump_aligned_unit(h, alignment, bytes, a == CLHEAP_ATOMIC_WRAP_MALLOC);
     if (a == CLHEAP_BITMAP_ALLOC && clheap_bitmap_aligned(h, alignment))
         return core_heap_malloc(heap, bytes, group);
+    if (a == CLHEAP_FREE_HEAP)
+        return clheap_freeheap_aligned_unit(h, alignment, bytes);
     size_t class_bytes = clheap_allocator_has_blocks(a) ? clheap_blocks_aligned_bytes(h, alignment, bytes, a == CLHEAP_TIER_ALLOC) : 0;
     if (class_bytes) {
         uint32_t unit = core_heap_malloc(heap, class_bytes, group);

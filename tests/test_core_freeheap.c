@@ -97,6 +97,11 @@ static void random_steps_keep_every_invariant(void **state)
                 } else {
                     assert_int_equal(unit, 0);
                 }
+            } else if (r & 0x200) { /* aligned: 32 B .. 8 KiB (cl/clheap_resize.h) */
+                size_t alignment = (size_t)32 << (r >> 12) % 9;
+                unit = core_heap_aligned(&heap, alignment, bytes, 0);
+                assert_true(!unit || (uintptr_t)core_heap_pointer(&heap, unit) % alignment == 0);
+                assert_true(!unit || core_heap_usable(&heap, unit) >= bytes);
             } else {
                 unit = core_heap_malloc(&heap, bytes, 0);
             }
@@ -107,6 +112,19 @@ static void random_steps_keep_every_invariant(void **state)
                 fill(&heap, &model[n]);
                 requested += bytes;
                 n++;
+            }
+        } else if (r & 0x400) { /* realloc to 1 B .. 64 KiB: the kept bytes survive */
+            uint32_t k = next_random(&seed) % n, bytes = 1u + next_random(&seed) % (1u << (4 + r % 13));
+            uint32_t moved = core_heap_realloc(&heap, model[k].unit, bytes, 0);
+            if (!moved) {
+                nulls++;
+                expect_intact(&heap, &model[k]);
+            } else {
+                live kept = {moved, bytes < model[k].bytes ? bytes : model[k].bytes, model[k].id};
+                expect_intact(&heap, &kept);
+                requested = requested - model[k].bytes + bytes;
+                model[k] = (live){moved, bytes, step};
+                fill(&heap, &model[k]);
             }
         } else {
             uint32_t k = next_random(&seed) % n;

@@ -330,10 +330,11 @@ static void aligned_alloc_lies_on_every_alignment(void **state)
         assert_int_equal(tally[0], 0);
         assert_int_equal(tally[2], 0);
         assert_int_equal(tally[5], 0); /* no address off its alignment */
-        int served = a <= 16 || current_allocator == CLHEAP_TIER_ALLOC || is_bump();
+        int served = a <= 16 || current_allocator == CLHEAP_TIER_ALLOC || current_allocator == CLHEAP_FREE_HEAP ||
+                     is_bump();
         if (served) {
             assert_int_equal(refused, 0);
-            if (current_allocator == CLHEAP_TIER_ALLOC)
+            if (current_allocator == CLHEAP_TIER_ALLOC || current_allocator == CLHEAP_FREE_HEAP)
                 assert_int_equal(tally[1], 0);
         } else {
             assert_int_equal(tally[1], refused); /* every NULL is a counted refusal */
