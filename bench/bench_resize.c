@@ -10,8 +10,9 @@
  *   calloc   clheap_calloc, or malloc and the kernel zeroing it itself (64 B, 4 KiB);
  *   aligned  clheap_aligned_alloc(A, A), or clheap_malloc(A), for A = 16 B, 256 B, 4 KiB.
  * Only the timed kernel is timed; an untimed one then verifies every word (and every
- * address's alignment) and frees. The median of --runs runs after a warm-up; a run with a
- * wrong word or a misaligned address fails the test. CSV: realloc.csv. */
+ * address's alignment) and frees. The two variants of a shape run in turn, run by run; the
+ * median of --runs runs after a warm-up; a run with a wrong word or a misaligned address
+ * fails the test. CSV: realloc.csv. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -168,49 +169,64 @@ static cl_int resize_launch(resize_env *r, cl_kernel k, size_t items, double *se
     return err;
 }
 
-/* One row: `prepare` (untimed, may be NULL), `timed`, then `check` (untimed: verifies and
- * frees), a warm-up and env->runs timed runs; NULLs and wrong counts over all runs. */
-static void resize_row(resize_env *r, const char *test, const char *variant, size_t items, cl_uint bytes,
-                       cl_kernel prepare, cl_kernel timed, cl_kernel check)
-{
+/* One variant of a shape: its timed kernel, the untimed check after it (verifies and
+ * frees), and what its runs measured. */
+typedef struct resize_variant {
+    const char *name;
+    cl_kernel timed, check;
     double t[16];
-    cl_uint counts[2] = {0, 0};
-    cl_int err = clEnqueueWriteBuffer(r->env->queue, r->counts, CL_TRUE, 0, sizeof counts, counts, 0, NULL, NULL);
+    cl_uint counts[2]; /* NULLs, wrong words or misaligned addresses, over all runs */
+} resize_variant;
+
+/* The variants of one shape, their runs interleaved (a warm-up, then env->runs timed runs
+ * of each, in turn), so that neither inherits a heap state the other never sees: each run
+ * is `prepare` (untimed, may be NULL), the timed kernel, then the check. One row each. */
+static void resize_rows(resize_env *r, const char *test, size_t items, cl_uint bytes, cl_kernel prepare,
+                        resize_variant *v, int n)
+{
+    cl_int err = CL_SUCCESS;
     for (int run = 0; run <= r->env->runs && err == CL_SUCCESS; run++) {
-        if (prepare)
-            err = resize_launch(r, prepare, items, NULL);
-        if (err == CL_SUCCESS)
-            err = resize_launch(r, timed, items, &t[run]);
-        if (err == CL_SUCCESS)
-            err = resize_launch(r, check, items, NULL);
+        for (int i = 0; i < n && err == CL_SUCCESS; i++) {
+            cl_uint got[2] = {0, 0};
+            err = clEnqueueWriteBuffer(r->env->queue, r->counts, CL_TRUE, 0, sizeof got, got, 0, NULL, NULL);
+            if (err == CL_SUCCESS && prepare)
+                err = resize_launch(r, prepare, items, NULL);
+            if (err == CL_SUCCESS)
+                err = resize_launch(r, v[i].timed, items, &v[i].t[run]);
+            if (err == CL_SUCCESS)
+                err = resize_launch(r, v[i].check, items, NULL);
+            if (err == CL_SUCCESS)
+                err = clEnqueueReadBuffer(r->env->queue, r->counts, CL_TRUE, 0, sizeof got, got, 0, NULL, NULL);
+            v[i].counts[0] += got[0];
+            v[i].counts[1] += got[1];
+        }
     }
-    if (err == CL_SUCCESS)
-        err = clEnqueueReadBuffer(r->env->queue, r->counts, CL_TRUE, 0, sizeof counts, counts, 0, NULL, NULL);
     const char *name = clheap_allocator_name(r->allocator);
-    if (err != CL_SUCCESS || counts[1]) {
-        printf("  %-10s %-13s %-8s %9zu %6u   FAILED: %s\n", name, test, variant, items, bytes,
-               err != CL_SUCCESS ? "OpenCL error" : "wrong words or misaligned addresses");
-        r->failures++;
-        return;
+    for (int i = 0; i < n; i++) {
+        if (err != CL_SUCCESS || v[i].counts[1]) {
+            printf("  %-10s %-13s %-8s %9zu %6u   FAILED: %s\n", name, test, v[i].name, items, bytes,
+                   err != CL_SUCCESS ? "OpenCL error" : "wrong words or misaligned addresses");
+            r->failures++;
+            continue;
+        }
+        double lo, hi;
+        bench_min_max(v[i].t + 1, r->env->runs, &lo, &hi);
+        double median = bench_median(v[i].t + 1, r->env->runs);
+        printf("  %-10s %-13s %-8s %9zu %6u %10.3f %12.3e %8u\n", name, test, v[i].name, items, bytes, median * 1e3,
+               (double)items / median, v[i].counts[0]);
+        if (r->csv)
+            fprintf(r->csv, "%s,%s,%s,%zu,%u,%.9f,%.9f,%.9f,%u,%u,%d\n", name, test, v[i].name, items, bytes, median,
+                    lo, hi, v[i].counts[0], v[i].counts[1], r->env->runs);
     }
-    double lo, hi;
-    bench_min_max(t + 1, r->env->runs, &lo, &hi);
-    double median = bench_median(t + 1, r->env->runs);
-    printf("  %-10s %-13s %-8s %9zu %6u %10.3f %12.3e %8u\n", name, test, variant, items, bytes, median * 1e3,
-           (double)items / median, counts[0]);
-    if (r->csv)
-        fprintf(r->csv, "%s,%s,%s,%zu,%u,%.9f,%.9f,%.9f,%u,%u,%d\n", name, test, variant, items, bytes, median, lo, hi,
-                counts[0], counts[1], r->env->runs);
 }
 
-/* The two variants of one shape: the API's, then by hand. */
+/* The two variants of one shape: the API's and by hand, interleaved. */
 static void resize_pair(resize_env *r, const char *test, size_t items, cl_uint bytes, cl_kernel prepare,
                         cl_kernel api, const char *api_name, cl_kernel by_hand, const char *hand_name,
                         cl_kernel check)
 {
-    if (api)
-        resize_row(r, test, api_name, items, bytes, prepare, api, check);
-    resize_row(r, test, hand_name, items, bytes, prepare, by_hand, check);
+    resize_variant v[2] = {{api_name, api, check, {0}, {0, 0}}, {hand_name, by_hand, check, {0}, {0, 0}}};
+    resize_rows(r, test, items, bytes, prepare, v, 2);
 }
 
 static void resize_allocator(resize_env *r, const size_t *items, int n_items)
@@ -255,8 +271,8 @@ static void resize_allocator(resize_env *r, const size_t *items, int n_items)
             k[11] = resize_kernel(r, "malloc_k", 1, aligns[a], 0);
             cl_kernel check = resize_kernel(r, "check_aligned", 2, aligns[a], aligns[a]);
             cl_kernel check_plain = resize_kernel(r, "check_aligned", 2, aligns[a], 16);
-            resize_row(r, "aligned", "aligned", n, aligns[a], NULL, k[10], check);
-            resize_row(r, "aligned", "malloc", n, aligns[a], NULL, k[11], check_plain);
+            resize_variant v[2] = {{"aligned", k[10], check, {0}, {0, 0}}, {"malloc", k[11], check_plain, {0}, {0, 0}}};
+            resize_rows(r, "aligned", n, aligns[a], NULL, v, 2);
             clReleaseKernel(k[10]);
             clReleaseKernel(k[11]);
             clReleaseKernel(check);
