@@ -11,8 +11,8 @@
  *   aligned  clheap_aligned_alloc(A, A), or clheap_malloc(A), for A = 16 B, 256 B, 4 KiB.
  * Only the timed kernel is timed; an untimed one then verifies every word (and every
  * address's alignment) and frees. The two variants of a shape run in turn, run by run; the
- * median of --runs runs after a warm-up; a run with a wrong word or a misaligned address
- * fails the test. CSV: realloc.csv. */
+ * median of --runs runs after a warm-up; a wrong word, a misaligned address or a bad free
+ * counted by the heap fails the shape. CSV: realloc.csv. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,7 +21,8 @@
 #define RESIZE_COLUMNS "allocator,test,variant,work_items,bytes,seconds,min_seconds,max_seconds,nulls,wrong,runs"
 
 static const char *resize_source =
-    "/* counts[0]: NULLs, counts[1]: wrong words or misaligned addresses */\n"
+    "/* counts[0]: NULLs, counts[1]: wrong words or misaligned addresses, counts[2]: allocations\n"
+    " * over twice the size asked (aligned_alloc's frames, or a larger class's slot) */\n"
     "__kernel void push_realloc(__global clheap_heap *heap, __global uint *units, __global uint *counts, uint max) {\n"
     "    uint id = get_global_id(0), have = 0;\n"
     "    __global uint *p = 0;\n"
@@ -123,6 +124,7 @@ static const char *resize_source =
     "    uint id = get_global_id(0);\n"
     "    __global uint *p = clheap_pointer(heap, units[id]);\n"
     "    if (p && ((ulong)p & (alignment - 1u))) atomic_inc(counts + 1);\n"
+    "    if (p && clheap_usable_size(heap, p) > 2u * bytes) atomic_inc(counts + 2);  /* not a slot of its size */\n"
     "    if (p) { p[0] = id; p[bytes / 4u - 1u] = id; }\n"
     "    clheap_free(heap, p);\n"
     "    units[id] = 0u;\n"
@@ -169,13 +171,21 @@ static cl_int resize_launch(resize_env *r, cl_kernel k, size_t items, double *se
     return err;
 }
 
+/* The heap's bad-free counters, summed. */
+static uint32_t resize_bad_frees(resize_env *r)
+{
+    clheap_heap_errors e;
+    clheap_heap_read_errors(r->heap, &e);
+    return e.double_free + e.free_not_chunk + e.free_outside + e.free_unaligned;
+}
+
 /* One variant of a shape: its timed kernel, the untimed check after it (verifies and
  * frees), and what its runs measured. */
 typedef struct resize_variant {
     const char *name;
     cl_kernel timed, check;
     double t[16];
-    cl_uint counts[2]; /* NULLs, wrong words or misaligned addresses, over all runs */
+    cl_uint counts[3]; /* NULLs, wrong words or misaligned addresses, allocations over twice the size */
 } resize_variant;
 
 /* The variants of one shape, their runs interleaved (a warm-up, then env->runs timed runs
@@ -185,9 +195,10 @@ static void resize_rows(resize_env *r, const char *test, size_t items, cl_uint b
                         resize_variant *v, int n)
 {
     cl_int err = CL_SUCCESS;
+    uint32_t bad_before = resize_bad_frees(r);
     for (int run = 0; run <= r->env->runs && err == CL_SUCCESS; run++) {
         for (int i = 0; i < n && err == CL_SUCCESS; i++) {
-            cl_uint got[2] = {0, 0};
+            cl_uint got[3] = {0, 0, 0};
             err = clEnqueueWriteBuffer(r->env->queue, r->counts, CL_TRUE, 0, sizeof got, got, 0, NULL, NULL);
             if (err == CL_SUCCESS && prepare)
                 err = resize_launch(r, prepare, items, NULL);
@@ -199,21 +210,28 @@ static void resize_rows(resize_env *r, const char *test, size_t items, cl_uint b
                 err = clEnqueueReadBuffer(r->env->queue, r->counts, CL_TRUE, 0, sizeof got, got, 0, NULL, NULL);
             v[i].counts[0] += got[0];
             v[i].counts[1] += got[1];
+            v[i].counts[2] += got[2];
         }
     }
     const char *name = clheap_allocator_name(r->allocator);
+    uint32_t bad = resize_bad_frees(r) - bad_before;
     for (int i = 0; i < n; i++) {
-        if (err != CL_SUCCESS || v[i].counts[1]) {
+        if (err != CL_SUCCESS || v[i].counts[1] || bad) {
             printf("  %-10s %-13s %-8s %9zu %6u   FAILED: %s\n", name, test, v[i].name, items, bytes,
-                   err != CL_SUCCESS ? "OpenCL error" : "wrong words or misaligned addresses");
+                   err != CL_SUCCESS ? "OpenCL error"
+                   : bad             ? "bad frees counted (the shape's variants together)"
+                                     : "wrong words or misaligned addresses");
             r->failures++;
             continue;
         }
         double lo, hi;
         bench_min_max(v[i].t + 1, r->env->runs, &lo, &hi);
         double median = bench_median(v[i].t + 1, r->env->runs);
-        printf("  %-10s %-13s %-8s %9zu %6u %10.3f %12.3e %8u\n", name, test, v[i].name, items, bytes, median * 1e3,
+        printf("  %-10s %-13s %-8s %9zu %6u %10.3f %12.3e %8u", name, test, v[i].name, items, bytes, median * 1e3,
                (double)items / median, v[i].counts[0]);
+        if (v[i].counts[2]) /* aligned_alloc's frames way, or a larger class's slot */
+            printf("   %u over twice the size", v[i].counts[2]);
+        printf("\n");
         if (r->csv)
             fprintf(r->csv, "%s,%s,%s,%zu,%u,%.9f,%.9f,%.9f,%u,%u,%d\n", name, test, v[i].name, items, bytes, median,
                     lo, hi, v[i].counts[0], v[i].counts[1], r->env->runs);
@@ -225,7 +243,7 @@ static void resize_pair(resize_env *r, const char *test, size_t items, cl_uint b
                         cl_kernel api, const char *api_name, cl_kernel by_hand, const char *hand_name,
                         cl_kernel check)
 {
-    resize_variant v[2] = {{api_name, api, check, {0}, {0, 0}}, {hand_name, by_hand, check, {0}, {0, 0}}};
+    resize_variant v[2] = {{api_name, api, check, {0}, {0, 0, 0}}, {hand_name, by_hand, check, {0}, {0, 0, 0}}};
     resize_rows(r, test, items, bytes, prepare, v, 2);
 }
 
@@ -271,7 +289,7 @@ static void resize_allocator(resize_env *r, const size_t *items, int n_items)
             k[11] = resize_kernel(r, "malloc_k", 1, aligns[a], 0);
             cl_kernel check = resize_kernel(r, "check_aligned", 2, aligns[a], aligns[a]);
             cl_kernel check_plain = resize_kernel(r, "check_aligned", 2, aligns[a], 16);
-            resize_variant v[2] = {{"aligned", k[10], check, {0}, {0, 0}}, {"malloc", k[11], check_plain, {0}, {0, 0}}};
+            resize_variant v[2] = {{"aligned", k[10], check, {0}, {0, 0, 0}}, {"malloc", k[11], check_plain, {0}, {0, 0, 0}}};
             resize_rows(r, "aligned", n, aligns[a], NULL, v, 2);
             clReleaseKernel(k[10]);
             clReleaseKernel(k[11]);
@@ -311,18 +329,11 @@ int bench_resize(bench_env *env)
         cl_int err;
         size_t most = items[n_items - 1];
         r.units = clCreateBuffer(env->context, CL_MEM_READ_WRITE, most * sizeof(cl_uint), NULL, &err);
-        r.counts = clCreateBuffer(env->context, CL_MEM_READ_WRITE, 2 * sizeof(cl_uint), NULL, &err);
+        r.counts = clCreateBuffer(env->context, CL_MEM_READ_WRITE, 3 * sizeof(cl_uint), NULL, &err);
         if (r.units && r.counts)
             resize_allocator(&r, items, n_items);
         else
             r.failures++;
-        clheap_heap_errors e;
-        clheap_heap_read_errors(r.heap, &e);
-        if (e.double_free + e.free_not_chunk + e.free_outside + e.free_unaligned) {
-            printf("  %-10s FAILED: %u bad frees counted\n", clheap_allocator_name(r.allocator),
-                   e.double_free + e.free_not_chunk + e.free_outside + e.free_unaligned);
-            r.failures++;
-        }
         clReleaseMemObject(r.units);
         clReleaseMemObject(r.counts);
         clReleaseProgram(r.program);
