@@ -289,7 +289,8 @@ static void resize_allocator(resize_env *r, const size_t *items, int n_items)
             k[11] = resize_kernel(r, "malloc_k", 1, aligns[a], 0);
             cl_kernel check = resize_kernel(r, "check_aligned", 2, aligns[a], aligns[a]);
             cl_kernel check_plain = resize_kernel(r, "check_aligned", 2, aligns[a], 16);
-            resize_variant v[2] = {{"aligned", k[10], check, {0}, {0, 0, 0}}, {"malloc", k[11], check_plain, {0}, {0, 0, 0}}};
+            resize_variant v[2] = {{"aligned", k[10], check, {0}, {0, 0, 0}},
+                                   {"malloc", k[11], check_plain, {0}, {0, 0, 0}}};
             resize_rows(r, "aligned", n, aligns[a], NULL, v, 2);
             clReleaseKernel(k[10]);
             clReleaseKernel(k[11]);

@@ -17,9 +17,9 @@
  *
  * Aligned: alignments of 16 B or less are every allocation's. Beyond that:
  *   TierAlloc  a class whose slot size is a multiple of the alignment, where the frames
- *              (so every block) lie on it, or above a frame where the slot it got
- *              does (a run's blocks are whole segments); otherwise a large allocation: frames for
- *              the size plus the alignment, of which those before the aligned address
+ *              (so every block) lie on it, or above a frame where the slot it got does
+ *              (a run's blocks are whole segments); otherwise a large allocation: frames
+ *              for the size plus the alignment, of which those before the aligned address
  *              and after the end go back to the page tier at once, and the pointer lies
  *              `offset` units into the first frame kept (R1);
  *   BlockAlloc such a class, or refused;
@@ -37,7 +37,8 @@
  *   R1  a large allocation's header word CLHEAP_BLOCK_WORD_OFFSET is less than a frame's
  *       units; its pointer is its first frame's unit plus that offset, and free,
  *       usable_size and realloc accept that pointer only;
- *   R2  no class word is CLHEAP_TIER_RESIZING.
+ *   R2  no class word is CLHEAP_TIER_RESIZING (the check reports such a frame as neither
+ *       free nor a block's start).
  * Linearisation points: a resize in place, the CAS of the class word from LARGE to
  * RESIZING; a free or resize that meets RESIZING is a free of no live allocation
  * (counted, nothing changed), and the resize ends with the store of LARGE.
@@ -183,12 +184,14 @@ static CLHEAP_INLINE clheap_size clheap_freeheap_usable(CLHEAP_GLOBAL clheap_u32
 
 /* Where an allocator records the bytes asked for (the statistics' requested bytes), an
  * allocation that realloc keeps in place records its new size. */
-static CLHEAP_INLINE void clheap_circular_note_size(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL void *ptr, clheap_size bytes)
+static CLHEAP_INLINE void clheap_circular_note_size(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL void *ptr,
+                                                    clheap_size bytes)
 {
     clheap_u32 o = clheap_unit_of_free(h, ptr, h[CLHEAP_HDR_POOL_START] + 1u, h[CLHEAP_HDR_POOL_END]) - 1u;
     clheap_store32(clheap_chunk(h, o) + CLHEAP_CHUNK_WORD_REQUEST, (clheap_u32)bytes);
 }
-static CLHEAP_INLINE void clheap_freeheap_note_size(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL void *ptr, clheap_size bytes)
+static CLHEAP_INLINE void clheap_freeheap_note_size(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL void *ptr,
+                                                    clheap_size bytes)
 {
     clheap_u32 b = clheap_unit_of_free(h, ptr, h[CLHEAP_HDR_POOL_START] + 1u, h[CLHEAP_HDR_POOL_END]) - 1u;
     clheap_store32(clheap_fh_unit(h, b) + CLHEAP_FH_WORD_BYTES, bytes > 0xffffffffu ? 0xffffffffu : (clheap_u32)bytes);
@@ -274,7 +277,8 @@ static CLHEAP_INLINE clheap_size clheap_blocks_aligned_bytes(CLHEAP_GLOBAL clhea
 static CLHEAP_INLINE clheap_u32 clheap_tier_aligned_large(CLHEAP_GLOBAL clheap_u32 *h, clheap_size alignment,
                                                           clheap_size bytes, clheap_u32 seed)
 {
-    clheap_u32 frames = clheap_tier_frames_for(h, bytes + alignment - CLHEAP_UNIT), frame_units = h[CLHEAP_HDR_FRAME_UNITS];
+    clheap_u32 frames = clheap_tier_frames_for(h, bytes + alignment - CLHEAP_UNIT);
+    clheap_u32 frame_units = h[CLHEAP_HDR_FRAME_UNITS];
     clheap_u32 f = frames ? clheap_tier_take_frames(h, frames, seed) : CLHEAP_BM_FAIL;
     if (f == CLHEAP_BM_FAIL) {
         clheap_count_error(h, CLHEAP_HDR_ERR_OUT_OF_MEMORY);
@@ -311,7 +315,8 @@ static CLHEAP_INLINE clheap_u32 clheap_bump_aligned_unit(CLHEAP_GLOBAL clheap_u3
 static CLHEAP_INLINE clheap_u32 clheap_freeheap_aligned_unit(CLHEAP_GLOBAL clheap_u32 *h, clheap_size alignment,
                                                              clheap_size bytes)
 {
-    clheap_u32 need = clheap_fh_units_for(h, bytes), slack = (clheap_u32)(alignment / CLHEAP_UNIT) - 1u + CLHEAP_FH_MIN_BLOCK;
+    clheap_u32 need = clheap_fh_units_for(h, bytes);
+    clheap_u32 slack = (clheap_u32)(alignment / CLHEAP_UNIT) - 1u + CLHEAP_FH_MIN_BLOCK;
     if (!need || !clheap_fh_lock(h))
         return 0u;
     clheap_u32 asked = bytes > 0xffffffffu ? 0xffffffffu : (clheap_u32)bytes; /* for the statistics */

@@ -323,7 +323,8 @@ static void aligned_alloc_lies_on_every_alignment(void **state)
     for (uint64_t a = 1; a <= CLHEAP_MAX_ALIGNMENT; a *= 2) {
         clheap_heap_errors before = errors_of(t);
         uint32_t seed = (uint32_t)a;
-        run(t, t->aligned, count, 1, 4, sizeof count, &count, sizeof a, &a, sizeof max_bytes, &max_bytes, sizeof seed, &seed);
+        run(t, t->aligned, count, 1, 4, sizeof count, &count, sizeof a, &a, sizeof max_bytes, &max_bytes, sizeof seed,
+            &seed);
         read_tally(t, tally);
         clheap_heap_errors after = errors_of(t);
         uint32_t refused = after.bad_size - before.bad_size;
