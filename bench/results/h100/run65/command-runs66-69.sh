@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# H100 runs 66 - 68, 2026-11-26: issue 48, clheap-bench realloc (nvidia-h100-x1, 8 GiB heaps).
+# H100 runs 66 - 69, 2026-11-26: issue 48, clheap-bench realloc (nvidia-h100-x1, 8 GiB heaps).
 #   bash bench/results/h100/run65/command-runs66-68.sh 66   carry .device-carry/{r65,r66,gal,lib}
 #     6e27f3f (`new`, r66: aligned_alloc's malloc ways inline) beside 3fcf4a1 (`old`, r65) and
 #     gallatin-bench --realloc (gal, 3fcf4a1's harness), in turn each round;
@@ -7,10 +7,11 @@
 #     by run), TierAlloc and BlockAlloc, beside gallatin-bench --realloc;
 #   ... 68   carry .device-carry/{r68,lib}: f23913a (the heap's bad frees checked after every
 #     shape), TierAlloc only, then the shapes that failed and the aligned rows with
-#     allocations over twice their size.
+#     allocations over twice their size;
+#   ... 69   the same with BlockAlloc first in each process, as run 67 had it.
 # Each .device-carry/rNN holds clheap-bench (Release) of its commit.
 set -u
-RUN=${1:?run 66, 67 or 68}
+RUN=${1:?run 66, 67, 68 or 69}
 R=/tmp/r$RUN; mkdir -p $R
 mkdir -p /etc/OpenCL/vendors && echo libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
 B=$PWD/.device-carry
@@ -23,6 +24,7 @@ case $RUN in # variant name, binary folder and --only, per variant
 66) variants="old:r65: new:r66:"; gal=1 ;;
 67) variants="new:r67:TierAlloc,BlockAlloc"; gal=1 ;;
 68) variants="new:r68:TierAlloc"; gal=0 ;;
+69) variants="new:r68:BlockAlloc,TierAlloc"; gal=0 ;;
 esac
 for v in $variants; do # the programs, built at once (the driver's cache keeps them)
   IFS=: read -r name dir only <<< "$v"
