@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # H100 runs 66 - 69, 2026-11-26: issue 48, clheap-bench realloc (nvidia-h100-x1, 8 GiB heaps).
-#   bash bench/results/h100/run65/command-runs66-68.sh 66   carry .device-carry/{r65,r66,gal,lib}
+#   bash bench/results/h100/run65/command-runs66-69.sh 66   carry .device-carry/{r65,r66,gal,lib}
 #     6e27f3f (`new`, r66: aligned_alloc's malloc ways inline) beside 3fcf4a1 (`old`, r65) and
 #     gallatin-bench --realloc (gal, 3fcf4a1's harness), in turn each round;
 #   ... 67   carry .device-carry/{r67,gal,lib}: 23a82f2 (each shape's variants interleaved run
