@@ -249,8 +249,9 @@ static void resize_pair(resize_env *r, const char *test, size_t items, cl_uint b
 
 static void resize_allocator(resize_env *r, const size_t *items, int n_items)
 {
+    /* The bump allocators keep no sizes and never give memory back: no resizing, and one
+     * pass of the others. */
     int resizes = r->allocator != CLHEAP_ATOMIC_MALLOC && r->allocator != CLHEAP_ATOMIC_WRAP_MALLOC;
-    int frees = resizes; /* the bump allocators never give memory back: one pass of each */
     cl_kernel k[12] = {0};
     for (int i = 0; i < n_items; i++) {
         size_t n = items[i];
@@ -273,7 +274,7 @@ static void resize_allocator(resize_env *r, const size_t *items, int n_items)
             for (int j = 0; j <= 2; j++)
                 clReleaseKernel(k[j]);
         }
-        if (!frees && i > 0)
+        if (!resizes && i > 0)
             continue;
         const cl_uint zero_bytes[] = {64, 4096}, aligns[] = {16, 256, 4096};
         for (int z = 0; z < 2; z++) {

@@ -594,12 +594,17 @@ static CLHEAP_INLINE CLHEAP_OUTLINE CLHEAP_GLOBAL void *clheap_realloc(CLHEAP_GL
     clheap_count_error(h, CLHEAP_HDR_ERR_BAD_SIZE);
     return 0;
 #else
+#if CLHEAP_ALLOCATOR == CLHEAP_KIND_TIER
+    clheap_u32 unit, frame;
+    int large;
+    clheap_size usable = clheap_blocks_usable_at(h, ptr, &unit, &frame, &large);
+    if (!usable)
+        return 0;
+    int in_place = clheap_blocks_resize_in_place(h, unit, frame, large, usable, size);
+#else
     clheap_size usable = clheap_usable_bytes(h, ptr);
     if (!usable)
         return 0;
-#if CLHEAP_ALLOCATOR == CLHEAP_KIND_TIER
-    int in_place = clheap_blocks_resize_in_place(h, ptr, usable, size);
-#else
     int in_place = size <= usable;
 #endif
     if (in_place) {

@@ -119,14 +119,20 @@ static CLHEAP_INLINE clheap_size clheap_tier_large_usable(CLHEAP_GLOBAL clheap_u
     return ((clheap_size)frames * frame_units - offset) * CLHEAP_UNIT;
 }
 
-/* BlockAlloc and TierAlloc: a slot whose allocation bit is set, or a large allocation. */
-static CLHEAP_INLINE clheap_size clheap_blocks_usable(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL void *ptr)
+/* BlockAlloc and TierAlloc: a slot whose allocation bit is set, or a large allocation
+ * (*large); *unit and *frame get the pointer's unit and its block or allocation's first
+ * frame, for clheap_blocks_resize_in_place. */
+static CLHEAP_INLINE clheap_size clheap_blocks_usable_at(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL void *ptr,
+                                                         clheap_u32 *unit_out, clheap_u32 *frame_out, int *large)
 {
-    clheap_u32 frame, cls, slot, incarnation;
+    clheap_u32 frame = 0u, cls = 0u, slot, incarnation;
     clheap_u32 unit = clheap_frame_locate(h, ptr, &frame, &cls, &incarnation);
+    *unit_out = unit;
+    *frame_out = frame;
+    *large = unit && cls == CLHEAP_TIER_LARGE;
     if (!unit)
         return 0u;
-    if (cls == CLHEAP_TIER_LARGE)
+    if (*large)
         return clheap_tier_large_usable(h, unit, frame);
     if (!clheap_block_slot_in(h, unit, frame, cls, &slot))
         return 0u;
@@ -135,6 +141,13 @@ static CLHEAP_INLINE clheap_size clheap_blocks_usable(CLHEAP_GLOBAL clheap_u32 *
         return 0u;
     }
     return h[CLHEAP_HDR_CLASS_BYTES + cls - 1u];
+}
+
+static CLHEAP_INLINE clheap_size clheap_blocks_usable(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL void *ptr)
+{
+    clheap_u32 unit, frame;
+    int large;
+    return clheap_blocks_usable_at(h, ptr, &unit, &frame, &large);
 }
 
 /* BitmapAlloc: a slot whose free bit is clear. */
@@ -234,14 +247,13 @@ static CLHEAP_INLINE int clheap_tier_resize_large(CLHEAP_GLOBAL clheap_u32 *h, c
     return done;
 }
 
-/* TierAlloc and BlockAlloc: 1 if realloc may keep `ptr` (usable bytes `usable`, checked)
- * for `bytes`: it holds them, or (a TierAlloc large allocation) was resized to. */
-static CLHEAP_INLINE int clheap_blocks_resize_in_place(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL void *ptr,
-                                                       clheap_size usable, clheap_size bytes)
+/* TierAlloc and BlockAlloc: 1 if realloc may keep the allocation that
+ * clheap_blocks_usable_at checked (`usable` bytes, its unit, frame and kind) for `bytes`: it
+ * holds them, or (a TierAlloc large allocation) was resized to. */
+static CLHEAP_INLINE int clheap_blocks_resize_in_place(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 unit, clheap_u32 frame,
+                                                       int large, clheap_size usable, clheap_size bytes)
 {
-    clheap_u32 frame, cls, incarnation;
-    clheap_u32 unit = clheap_frame_locate(h, ptr, &frame, &cls, &incarnation);
-    if (cls != CLHEAP_TIER_LARGE || !unit)
+    if (!large)
         return bytes <= usable;
     return bytes <= (clheap_size)h[CLHEAP_HDR_FRAME_COUNT] * h[CLHEAP_HDR_FRAME_UNITS] * CLHEAP_UNIT &&
            clheap_tier_resize_large(h, unit, frame, bytes);

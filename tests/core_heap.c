@@ -232,13 +232,21 @@ uint32_t core_heap_realloc(core_heap *heap, uint32_t unit, size_t bytes, uint32_
         core_heap_free_unit(heap, unit, group);
         return 0;
     }
-    size_t usable = core_heap_usable(heap, unit);
+    void *ptr = core_heap_pointer(heap, unit);
+    int in_place;
+    size_t usable;
+    if (heap->config.allocator == CLHEAP_TIER_ALLOC) { /* one look at the pointer, as clheap_realloc */
+        uint32_t at, frame;
+        int large;
+        clheap_core_begin();
+        usable = clheap_blocks_usable_at(heap->words, ptr, &at, &frame, &large);
+        in_place = usable && clheap_blocks_resize_in_place(heap->words, at, frame, large, usable, bytes);
+    } else {
+        usable = core_heap_usable(heap, unit);
+        in_place = bytes <= usable;
+    }
     if (!usable)
         return 0;
-    void *ptr = core_heap_pointer(heap, unit);
-    int in_place = heap->config.allocator == CLHEAP_TIER_ALLOC
-                       ? clheap_blocks_resize_in_place(heap->words, ptr, usable, bytes)
-                       : bytes <= usable;
     if (in_place && clheap_allocator_is_circular(heap->config.allocator))
         clheap_circular_note_size(heap->words, ptr, bytes);
     if (in_place && heap->config.allocator == CLHEAP_FREE_HEAP)
