@@ -52,8 +52,14 @@ typedef struct heap_run {
     cl_kernel malloc_k, malloc_mixed_k, free_k, ad_k, acd_k, prob_k, fill_k;
 } heap_run;
 
+/* Writes the program's binary (NVIDIA: PTX text with a trailing NUL) to <csv_dir>/<name>,
+ * for reading and assembling offline (ptxas) without device time; returns its bytes (0:
+ * none, or a program of several devices). Nothing is written without --csv. */
+size_t bench_save_binary(const bench_env *env, cl_program program, const char *name);
 /* A heap of config with the sources built for it (the allocator's source in front,
- * --options appended); on failure says why, makes nothing and returns 1. */
+ * --options appended); on failure says why, makes nothing and returns 1. With
+ * CLHEAP_BENCH_BINARIES=1 in the environment the binary is saved (bench_save_binary) as
+ * program-<allocator>-<n>.bin, n counting this process's programs. */
 int bench_heap_make(bench_env *env, const clheap_heap_config *config, size_t count, const char **sources,
                     clheap_heap **heap, cl_program *program);
 /* Which of heap_run's kernels a heap's program has (the others stay NULL); every set has

@@ -63,24 +63,6 @@ static const char *build_state(bench_env *env)
     return "unknown";
 }
 
-/* Writes the program's binary (NVIDIA: PTX text with a trailing NUL) to <csv_dir>/<name>,
- * for reading and assembling offline (ptxas) without device time. */
-static void save_binary(const bench_env *env, cl_program program, size_t bytes, const char *name)
-{
-    unsigned char *bin = env->csv_dir && bytes ? malloc(bytes) : NULL;
-    char path[1024];
-    if (!bin)
-        return;
-    snprintf(path, sizeof path, "%s/%s", env->csv_dir, name);
-    FILE *f = clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL) == CL_SUCCESS ? fopen(path, "wb")
-                                                                                                   : NULL;
-    if (f) {
-        fwrite(bin, 1, bytes, f);
-        fclose(f);
-    }
-    free(bin);
-}
-
 /* Seconds to build `sites` sites against heap (and the binary's bytes, saved as
  * compile-<allocator>-<sites>.bin beside the CSV), or -1. */
 static double user_build(const bench_env *env, clheap_heap *heap, const char *allocator, unsigned sites,
@@ -98,13 +80,9 @@ static double user_build(const bench_env *env, clheap_heap *heap, const char *al
     free(src);
     if (st != CLHEAP_SUCCESS)
         return -1.0;
-    cl_uint devices = 0;
-    clGetProgramInfo(program, CL_PROGRAM_NUM_DEVICES, sizeof devices, &devices, NULL);
-    if (devices == 1)
-        clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof *binary, binary, NULL);
     char name[128];
     snprintf(name, sizeof name, "compile-%s-%u.bin", allocator, sites);
-    save_binary(env, program, *binary, name);
+    *binary = bench_save_binary(env, program, name);
     clReleaseProgram(program);
     return t;
 }

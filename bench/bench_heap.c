@@ -155,6 +155,28 @@ long bench_verify_units(const uint32_t *units, size_t n, const uint32_t *sizes, 
     return nulls;
 }
 
+size_t bench_save_binary(const bench_env *env, cl_program program, const char *name)
+{
+    cl_uint devices = 0;
+    size_t bytes = 0;
+    clGetProgramInfo(program, CL_PROGRAM_NUM_DEVICES, sizeof devices, &devices, NULL);
+    if (devices == 1)
+        clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof bytes, &bytes, NULL);
+    unsigned char *bin = env->csv_dir && bytes ? malloc(bytes) : NULL;
+    char path[1024];
+    if (!bin)
+        return bytes;
+    snprintf(path, sizeof path, "%s/%s", env->csv_dir, name);
+    FILE *f = clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL) == CL_SUCCESS ? fopen(path, "wb")
+                                                                                                   : NULL;
+    if (f) {
+        fwrite(bin, 1, bytes, f);
+        fclose(f);
+    }
+    free(bin);
+    return bytes;
+}
+
 int bench_heap_make(bench_env *env, const clheap_heap_config *config, size_t count, const char **sources,
                     clheap_heap **heap, cl_program *program)
 {
@@ -173,6 +195,13 @@ int bench_heap_make(bench_env *env, const clheap_heap_config *config, size_t cou
         clheap_heap_destroy(*heap);
         *heap = NULL;
         return 1;
+    }
+    const char *save = getenv("CLHEAP_BENCH_BINARIES");
+    if (save && strcmp(save, "1") == 0) {
+        static unsigned programs;
+        char name[128];
+        snprintf(name, sizeof name, "program-%s-%u.bin", clheap_allocator_name(config->allocator), programs++);
+        bench_save_binary(env, *program, name);
     }
     return 0;
 }

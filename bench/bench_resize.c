@@ -98,14 +98,13 @@ static const char *resize_source =
     "    for (uint w = 0; p && w < bytes / 4u; w++) p[w] = 0u;\n"
     "    units[get_global_id(0)] = clheap_unit_of(heap, p);\n"
     "}\n"
-    "/* Verifies zeros, then writes ones over them (the next run's memory is dirty) and frees. */\n"
+    "/* Verifies zeros, then stamps every word (check_words verifies the stamps and frees; the\n"
+    " * next run's memory is dirty). */\n"
     "__kernel void check_zero(__global clheap_heap *heap, __global uint *units, __global uint *counts, uint bytes) {\n"
     "    uint id = get_global_id(0), wrong = 0;\n"
     "    __global uint *p = clheap_pointer(heap, units[id]);\n"
-    "    for (uint w = 0; p && w < bytes / 4u; w++) { wrong += p[w] != 0u; p[w] = 0xffffffffu; }\n"
+    "    for (uint w = 0; p && w < bytes / 4u; w++) { wrong += p[w] != 0u; p[w] = id + w; }\n"
     "    if (wrong) atomic_add(counts + 1, wrong);\n"
-    "    clheap_free(heap, p);\n"
-    "    units[id] = 0u;\n"
     "}\n"
     "__kernel void aligned_k(__global clheap_heap *heap, __global uint *units, __global uint *counts, uint bytes) {\n"
     "    __global uint *p = clheap_aligned_alloc(heap, bytes, bytes);\n"
@@ -117,17 +116,15 @@ static const char *resize_source =
     "    if (!p) atomic_inc(counts);\n"
     "    units[get_global_id(0)] = clheap_unit_of(heap, p);\n"
     "}\n"
-    "/* Counts addresses off `alignment` (the aligned variant only), writes each one's first and\n"
-    " * last word, then frees. */\n"
+    "/* Counts addresses off `alignment` (the aligned variant only), then stamps every word\n"
+    " * (check_words verifies the stamps and frees: two work-items given one slot fail it). */\n"
     "__kernel void check_aligned(__global clheap_heap *heap, __global uint *units, __global uint *counts,\n"
     "                            uint bytes, uint alignment) {\n"
     "    uint id = get_global_id(0);\n"
     "    __global uint *p = clheap_pointer(heap, units[id]);\n"
     "    if (p && ((ulong)p & (alignment - 1u))) atomic_inc(counts + 1);\n"
     "    if (p && clheap_usable_size(heap, p) > 2u * bytes) atomic_inc(counts + 2);  /* not a slot of its size */\n"
-    "    if (p) { p[0] = id; p[bytes / 4u - 1u] = id; }\n"
-    "    clheap_free(heap, p);\n"
-    "    units[id] = 0u;\n"
+    "    for (uint w = 0; p && w < bytes / 4u; w++) p[w] = id + w;\n"
     "}\n";
 
 typedef struct resize_env {
@@ -179,13 +176,28 @@ static uint32_t resize_bad_frees(resize_env *r)
     return e.double_free + e.free_not_chunk + e.free_outside + e.free_unaligned;
 }
 
-/* One variant of a shape: its timed kernel, the untimed check after it (verifies and
- * frees), and what its runs measured. */
+/* After bad frees: which counters, and what the heap check finds (a diagnosis, not a
+ * repair: the next shapes run on this heap as it is). */
+static void resize_explain_bad_frees(resize_env *r)
+{
+    clheap_heap_errors e;
+    char what[512] = "";
+    clheap_heap_read_errors(r->heap, &e);
+    clheap_status st = clheap_heap_check(r->heap, what, sizeof what);
+    printf("    bad frees so far: double %u, not a chunk %u, outside %u, unaligned %u; heap check: %s%s%s\n",
+           e.double_free, e.free_not_chunk, e.free_outside, e.free_unaligned, clheap_status_string(st),
+           what[0] ? ", " : "", what);
+}
+
+/* One variant of a shape: its timed kernel, the untimed check after it (verifies, or
+ * stamps every word, and frees, or not), a second untimed check (NULL, or check_words:
+ * verifies the stamps and frees), and what its runs measured. */
 typedef struct resize_variant {
     const char *name;
-    cl_kernel timed, check;
+    cl_kernel timed, check, verify;
     double t[16];
     cl_uint counts[3]; /* NULLs, wrong words or misaligned addresses, allocations over twice the size */
+    uint32_t bad_frees, bad_runs; /* counted by the heap after this variant's runs, and in how many */
 } resize_variant;
 
 /* The variants of one shape, their runs interleaved (a warm-up, then env->runs timed runs
@@ -206,21 +218,30 @@ static void resize_rows(resize_env *r, const char *test, size_t items, cl_uint b
                 err = resize_launch(r, v[i].timed, items, &v[i].t[run]);
             if (err == CL_SUCCESS)
                 err = resize_launch(r, v[i].check, items, NULL);
+            if (err == CL_SUCCESS && v[i].verify)
+                err = resize_launch(r, v[i].verify, items, NULL);
             if (err == CL_SUCCESS)
                 err = clEnqueueReadBuffer(r->env->queue, r->counts, CL_TRUE, 0, sizeof got, got, 0, NULL, NULL);
             v[i].counts[0] += got[0];
             v[i].counts[1] += got[1];
             v[i].counts[2] += got[2];
+            uint32_t bad_now = resize_bad_frees(r);
+            v[i].bad_frees += bad_now - bad_before;
+            v[i].bad_runs += bad_now != bad_before;
+            bad_before = bad_now;
         }
     }
     const char *name = clheap_allocator_name(r->allocator);
-    uint32_t bad = resize_bad_frees(r) - bad_before;
+    int explain = 0;
     for (int i = 0; i < n; i++) {
-        if (err != CL_SUCCESS || v[i].counts[1] || bad) {
-            printf("  %-10s %-13s %-8s %9zu %6u   FAILED: %s\n", name, test, v[i].name, items, bytes,
-                   err != CL_SUCCESS ? "OpenCL error"
-                   : bad             ? "bad frees counted (the shape's variants together)"
-                                     : "wrong words or misaligned addresses");
+        if (err != CL_SUCCESS || v[i].counts[1] || v[i].bad_frees) {
+            printf("  %-10s %-13s %-8s %9zu %6u   FAILED: ", name, test, v[i].name, items, bytes);
+            if (err != CL_SUCCESS)
+                printf("OpenCL error\n");
+            else
+                printf("%u wrong words or misaligned addresses, %u bad frees in %u of %d runs\n", v[i].counts[1],
+                       v[i].bad_frees, v[i].bad_runs, r->env->runs + 1);
+            explain |= v[i].bad_frees != 0;
             r->failures++;
             continue;
         }
@@ -236,14 +257,17 @@ static void resize_rows(resize_env *r, const char *test, size_t items, cl_uint b
             fprintf(r->csv, "%s,%s,%s,%zu,%u,%.9f,%.9f,%.9f,%u,%u,%d\n", name, test, v[i].name, items, bytes, median,
                     lo, hi, v[i].counts[0], v[i].counts[1], r->env->runs);
     }
+    if (explain)
+        resize_explain_bad_frees(r);
 }
 
 /* The two variants of one shape: the API's and by hand, interleaved. */
 static void resize_pair(resize_env *r, const char *test, size_t items, cl_uint bytes, cl_kernel prepare,
                         cl_kernel api, const char *api_name, cl_kernel by_hand, const char *hand_name,
-                        cl_kernel check)
+                        cl_kernel check, cl_kernel verify)
 {
-    resize_variant v[2] = {{api_name, api, check, {0}, {0, 0, 0}}, {hand_name, by_hand, check, {0}, {0, 0, 0}}};
+    resize_variant v[2] = {{api_name, api, check, verify, {0}, {0, 0, 0}, 0, 0},
+                           {hand_name, by_hand, check, verify, {0}, {0, 0, 0}, 0, 0}};
     resize_rows(r, test, items, bytes, prepare, v, 2);
 }
 
@@ -259,7 +283,7 @@ static void resize_allocator(resize_env *r, const size_t *items, int n_items)
             k[0] = resize_kernel(r, "push_realloc", 1, 4096, 0);
             k[1] = resize_kernel(r, "push_by_hand", 1, 4096, 0);
             k[2] = resize_kernel(r, "check_words", 1, 4096, 0);
-            resize_pair(r, "push", n, 4096, NULL, k[0], "realloc", k[1], "by-hand", k[2]);
+            resize_pair(r, "push", n, 4096, NULL, k[0], "realloc", k[1], "by-hand", k[2], NULL);
             const cl_uint grows[][2] = {{100, 128}, {1000, 2000}};
             for (int g = 0; g < 2; g++) {
                 k[3] = resize_kernel(r, "grow_prepare", 1, grows[g][0], 0);
@@ -267,7 +291,7 @@ static void resize_allocator(resize_env *r, const size_t *items, int n_items)
                 k[5] = resize_kernel(r, "grow_by_hand", 2, grows[g][0], grows[g][1]);
                 k[6] = resize_kernel(r, "check_words", 1, grows[g][1], 0);
                 resize_pair(r, g ? "grow-moves" : "grow-in-place", n, grows[g][1], k[3], k[4], "realloc", k[5],
-                            "by-hand", k[6]);
+                            "by-hand", k[6], NULL);
                 for (int j = 3; j <= 6; j++)
                     clReleaseKernel(k[j]);
             }
@@ -281,22 +305,26 @@ static void resize_allocator(resize_env *r, const size_t *items, int n_items)
             k[7] = resize_kernel(r, "zero_calloc", 1, zero_bytes[z], 0);
             k[8] = resize_kernel(r, "zero_by_hand", 1, zero_bytes[z], 0);
             k[9] = resize_kernel(r, "check_zero", 1, zero_bytes[z], 0);
-            resize_pair(r, "calloc", n, zero_bytes[z], NULL, k[7], "calloc", k[8], "by-hand", k[9]);
+            cl_kernel verify = resize_kernel(r, "check_words", 1, zero_bytes[z], 0);
+            resize_pair(r, "calloc", n, zero_bytes[z], NULL, k[7], "calloc", k[8], "by-hand", k[9], verify);
             for (int j = 7; j <= 9; j++)
                 clReleaseKernel(k[j]);
+            clReleaseKernel(verify);
         }
         for (int a = 0; a < 3; a++) {
             k[10] = resize_kernel(r, "aligned_k", 1, aligns[a], 0);
             k[11] = resize_kernel(r, "malloc_k", 1, aligns[a], 0);
             cl_kernel check = resize_kernel(r, "check_aligned", 2, aligns[a], aligns[a]);
             cl_kernel check_plain = resize_kernel(r, "check_aligned", 2, aligns[a], 16);
-            resize_variant v[2] = {{"aligned", k[10], check, {0}, {0, 0, 0}},
-                                   {"malloc", k[11], check_plain, {0}, {0, 0, 0}}};
+            cl_kernel verify = resize_kernel(r, "check_words", 1, aligns[a], 0);
+            resize_variant v[2] = {{"aligned", k[10], check, verify, {0}, {0, 0, 0}, 0, 0},
+                                   {"malloc", k[11], check_plain, verify, {0}, {0, 0, 0}, 0, 0}};
             resize_rows(r, "aligned", n, aligns[a], NULL, v, 2);
             clReleaseKernel(k[10]);
             clReleaseKernel(k[11]);
             clReleaseKernel(check);
             clReleaseKernel(check_plain);
+            clReleaseKernel(verify);
         }
     }
 }
