@@ -104,6 +104,11 @@ static cl_int opencl_release(void *user, cl_mem buffer)
 static const clheap_cache_driver opencl_driver = {opencl_create, opencl_probe, opencl_release,
                                                   NULL};
 
+const clheap_cache_driver *clheap_cache_opencl_driver(void)
+{
+    return &opencl_driver;
+}
+
 static int is_out_of_memory(cl_int err)
 {
     return err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES ||

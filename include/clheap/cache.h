@@ -71,6 +71,10 @@ typedef struct clheap_cache_config {
 /** Defaults for every field; change the ones you need. */
 clheap_cache_config clheap_cache_config_default(void);
 
+/** The real OpenCL calls (what a NULL driver means), for a driver that wraps them: to
+ * count the calls, or to fail some (the Python package's Cache counts through it). */
+const clheap_cache_driver *clheap_cache_opencl_driver(void);
+
 typedef struct clheap_cache_stats {
     uint64_t live_bytes, live_blocks;     /**< handed out and not yet freed */
     uint64_t cached_bytes, cached_blocks; /**< freed by the user, kept for reuse */
