@@ -1,0 +1,88 @@
+"""clheap.Cache as a PyOpenCL allocator: reuse, stats, limits, close."""
+import gc
+
+import numpy as np
+import pyopencl as cl
+import pyopencl.array as cla
+import pytest
+
+import clheap
+
+
+def iterate(queue, cache, rounds, sizes=(1000, 4096, 70000)):
+    """Futhark's pattern: a few sizes allocated each round, used, freed soon after.
+    Every element is written and read back."""
+    for r in range(rounds):
+        arrays = [cla.empty(queue, n, np.float32, allocator=cache) for n in sizes]
+        for k, a in enumerate(arrays):
+            a.fill(np.float32(r + k))
+        total = sum(float(cla.sum(a).get()) for a in arrays)
+        assert total == sum(n * (r + k) for k, n in enumerate(sizes))
+        del arrays
+
+
+def test_steady_state_takes_nothing_from_the_driver(context, queue):
+    with clheap.Cache(context) as cache:
+        iterate(queue, cache, 2)
+        before = cache.stats()
+        iterate(queue, cache, 10)
+        after = cache.stats()
+        assert after["driver_allocs"] == before["driver_allocs"]
+        assert after["hits"] > before["hits"]
+        cache.check()
+
+
+def test_with_block_leaks_nothing(context, queue):
+    with clheap.Cache(context) as cache:
+        iterate(queue, cache, 3)
+        kept = cla.zeros(queue, 100, np.int32, allocator=cache)  # alive past close
+    calls = cache.driver_calls
+    assert calls["allocs"] > 0 and calls["allocs"] == calls["releases"]
+    assert (kept.get() == 0).all()  # its own OpenCL reference keeps the memory
+    del kept
+    gc.collect()
+    assert cache.driver_calls == calls  # nothing released twice
+
+
+def test_alloc_tags_stats_trim(context, queue):
+    with clheap.Cache(context) as cache:
+        a = cache.alloc(1000, "a")
+        assert isinstance(a, cl.Buffer) and a.size >= 1000
+        zero = cache.alloc(0)
+        assert zero.size >= 1
+        stats = cache.stats()
+        assert stats["kind"] == "cache" and stats["live_blocks"] == 2
+        del a, zero
+        gc.collect()
+        b = cache.alloc(1000, "a")  # the freed buffer of the same tag
+        assert cache.stats()["hits_same_tag"] == 1
+        del b
+        gc.collect()
+        cache.trim()
+        stats = cache.stats()
+        assert stats["cached_blocks"] == 0 and stats["driver_releases"] == 2
+
+
+def test_limits(context):
+    with clheap.Cache(context, max_total_bytes=1 << 20) as cache:
+        a = cache.alloc(700 << 10)
+        with pytest.raises(clheap.Error) as info:
+            cache.alloc(700 << 10)
+        assert info.value.name == "CLHEAP_ERROR_LIMIT_REACHED"
+        del a
+    with clheap.Cache(context, max_cached_bytes=4096) as cache:
+        buffers = [cache.alloc(4096) for _ in range(4)]
+        del buffers
+        gc.collect()
+        assert cache.stats()["free_bytes"] <= 4096
+
+
+def test_closed_cache_refuses(context):
+    cache = clheap.Cache(context)
+    cache.close()
+    cache.close()
+    with pytest.raises(clheap.Error) as info:
+        cache.alloc(16)
+    assert info.value.name == "CLHEAP_ERROR_INVALID_HANDLE"
+    with pytest.raises(clheap.Error):
+        cache.stats()
