@@ -5,7 +5,8 @@
 #     timeout), the allocator core under ThreadSanitizer, an install into a temporary
 #     prefix that examples/ then builds against, the demo, the benchmarks in quick mode;
 #  2. a clang AddressSanitizer + UndefinedBehaviorSanitizer build of the same, plus a
-#     short libFuzzer run of the allocator core against its model.
+#     short libFuzzer run of the allocator core against its model;
+#  3. the Python package and its tests (ci/python.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ci/install-deps.sh
@@ -25,3 +26,6 @@ ctest --test-dir build-ci --output-on-failure
 echo "== clang: address + undefined-behaviour sanitizers, fuzzer =="
 CC=clang configure_and_build build-ci-asan -DCMAKE_BUILD_TYPE=Debug -DCLHEAP_SANITIZE=address,undefined
 ctest --test-dir build-ci-asan --output-on-failure
+
+echo "== the Python package =="
+ci/python.sh
