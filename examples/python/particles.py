@@ -52,7 +52,7 @@ def main() -> None:
     queue = cl.CommandQueue(context)
     n, steps = 1 << 14, 40
     with clheap.Heap(context, queue=queue, size=16 << 20) as heap:
-        program = heap.build(SOURCE)
+        advance = heap.build(SOURCE).advance
         slots = cla.zeros(queue, n, np.uint32)
         ages = cla.zeros(queue, n, np.uint32)
         alive = np.zeros(n, bool)
@@ -60,7 +60,7 @@ def main() -> None:
         lifetime = np.zeros(n, np.int64)
         i = np.arange(n, dtype=np.uint64)
         for t in range(steps):
-            program.advance(queue, (n,), None, heap.buffer, slots.data, np.uint32(t), ages.data)
+            advance(queue, (n,), None, heap.buffer, slots.data, np.uint32(t), ages.data)
             # The host's replay of the same rules.
             age[alive] += 1
             dies = alive & (age >= lifetime)

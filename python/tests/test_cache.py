@@ -54,13 +54,22 @@ def test_alloc_tags_stats_trim(context, queue):
         assert stats["kind"] == "cache" and stats["live_blocks"] == 2
         del a, zero
         gc.collect()
-        b = cache.alloc(1000, "a")  # the freed buffer of the same tag
-        assert cache.stats()["hits_same_tag"] == 1
+        b = cache.alloc(1000, "a")  # the freed buffer of the same size, from a front bin
+        stats = cache.stats()
+        assert stats["hits"] == stats["front_hits"] == 1 and stats["driver_allocs"] == 2
+        c = cache.alloc(1500, "a")  # a size no bin holds: the C cache, n - 2n bytes ...
+        assert cache.stats()["driver_allocs"] == 3  # ... or the driver (the 1 byte one is too small)
+        del c
+        gc.collect()
+        d = cache.alloc(1100, "a")  # 1280 bytes: no bin; the C cache gives the 1536-byte buffer
+        stats = cache.stats()
+        assert stats["driver_allocs"] == 3 and stats["hits_same_tag"] == 1
+        del d
         del b
         gc.collect()
         cache.trim()
         stats = cache.stats()
-        assert stats["cached_blocks"] == 0 and stats["driver_releases"] == 2
+        assert stats["cached_blocks"] == 0 and stats["driver_releases"] == 3
 
 
 def test_limits(context):
