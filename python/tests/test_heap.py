@@ -160,6 +160,7 @@ __kernel void look(__global clheap_heap *heap, __global uint *units, __global ul
     addr[id] = (ulong)p;
     for (uint w = 0; p && w < 64u; w++) if (p[w]) atomic_inc(nonzero);
 }""")
+        look = program.look  # once: each retrieval makes a new kernel
         sizes = np.full(256, 256, dtype=np.uint32)
         dirty = heap.enqueue_malloc(sizes)
         program.dirty(queue, (256,), None, heap.buffer, dirty.data)
@@ -171,7 +172,7 @@ __kernel void look(__global clheap_heap *heap, __global uint *units, __global ul
             handles = heap.enqueue_malloc(cla.to_device(queue, sizes), alignment=alignment, zero=True)
             addr = cla.zeros(queue, 256, np.uint64)
             nonzero = cla.zeros(queue, 1, np.uint32)
-            program.look(queue, (256,), None, heap.buffer, handles.data, addr.data, nonzero.data)
+            look(queue, (256,), None, heap.buffer, handles.data, addr.data, nonzero.data)
             units = handles.get()
             assert (units != 0).all() and len(set(units)) == 256
             if alignment == 0:
