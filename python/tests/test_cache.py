@@ -95,3 +95,50 @@ def test_closed_cache_refuses(context):
     assert info.value.name == "CLHEAP_ERROR_INVALID_HANDLE"
     with pytest.raises(clheap.Error):
         cache.stats()
+
+
+def test_threads_share_a_cache(context):
+    """Four threads allocate, stamp every word, verify and drop arrays through one cache;
+    no two live arrays may share a buffer, and the cache checks sound after."""
+    import threading
+
+    errors = []
+    live = {}  # cl_mem -> thread that holds it
+    guard = threading.Lock()
+
+    def work(t):
+        try:
+            stamp_all(t)
+        except Exception as e:  # a thread's exception fails the test, not just the thread
+            errors.append(f"thread {t}: {e!r}")
+
+    def stamp_all(t):
+        queue = cl.CommandQueue(context)
+        rng = np.random.default_rng(t)
+        for i in range(60):
+            arrays = [cla.empty(queue, int(n), np.uint32, allocator=cache) for n in rng.integers(1, 20000, 4)]
+            with guard:
+                for a in arrays:
+                    if a.base_data.int_ptr in live:
+                        errors.append(f"thread {t}: buffer {a.base_data.int_ptr:#x} also held by {live[a.base_data.int_ptr]}")
+                    live[a.base_data.int_ptr] = t
+            for k, a in enumerate(arrays):
+                a.fill(np.uint32(t * 1000000 + i * 10 + k))
+            for k, a in enumerate(arrays):
+                if not (a.get() == t * 1000000 + i * 10 + k).all():
+                    errors.append(f"thread {t}: array {i}.{k} has a word of someone else's")
+            with guard:
+                for a in arrays:
+                    del live[a.base_data.int_ptr]
+            del arrays
+
+    with clheap.Cache(context) as cache:
+        threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        cache.check()
+        assert cache.stats()["hits"] > 0
+    assert errors == []
+    assert cache.driver_calls["allocs"] == cache.driver_calls["releases"]
