@@ -4,7 +4,8 @@ one device (CLHEAP_PLATFORM / CLHEAP_DEVICE choose it, as for the tests):
              (4 KiB, 400 KiB, 4 MiB), computes with them and frees them;
   mixed      each iteration allocates 16 arrays of sizes drawn from 256 B - 8 MiB (the same
              draws for both), keeps the last 8 alive into the next iteration.
-Every iteration's result is checked on the host. The allocators run in turn, round by round;
+Every iteration's result is checked on the host. The allocators run in turn, round by round,
+each first in every other round;
 each row is the median over rounds of each round's time per iteration, and the driver
 allocations counted in the timed iterations (after a warm-up of two passes over the draws). CSV with --csv FILE.
 Usage: bench_cache.py [--rounds N] [--iterations N] [--csv FILE]"""
@@ -101,8 +102,9 @@ def main() -> int:
     for pattern in ("iterative", "mixed"):
         times = {name: [] for name in makers}
         driver = {name: 0 for name in makers}
-        for _ in range(args.rounds):
-            for name, make in makers.items():
+        for r in range(args.rounds):
+            order = list(makers.items())
+            for name, make in order[r % 2:] + order[:r % 2]:  # each goes first in every other round
                 seconds, allocs = run(queue, name, make, pattern, args.iterations, draws)
                 times[name].append(seconds)
                 driver[name] += allocs
