@@ -7,7 +7,7 @@ one device (CLHEAP_PLATFORM / CLHEAP_DEVICE choose it, as for the tests):
 Every iteration's result is checked on the host. The allocators run in turn, round by round,
 each first in every other round;
 each row is the median over rounds of each round's time per iteration, and the driver
-allocations counted in the timed iterations (after a warm-up of two passes over the draws). CSV with --csv FILE.
+allocations counted in the timed iterations (after a warm-up of four passes over the draws). CSV with --csv FILE.
 Usage: bench_cache.py [--rounds N] [--iterations N] [--csv FILE]"""
 import argparse
 import os
@@ -66,7 +66,7 @@ def run(queue, name, make, pattern, iterations, draws):
     keep = []
     step = (lambda it: iterative(queue, allocator, it)) if pattern == "iterative" else \
         (lambda it: mixed(queue, allocator, it, keep, draws))
-    for it in range(2 * len(draws)):  # a warm-up: every draw twice
+    for it in range(4 * len(draws)):  # a warm-up: every draw four times (the cache reaches steady state in three)
         step(it)
     queue.finish()
     before = driver_allocs(name, allocator)
