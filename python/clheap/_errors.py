@@ -65,3 +65,32 @@ def check(status: int, routine: str, detail: str = "", kind: type = Error) -> No
     if status < 0:
         raise _opencl_error(status, routine)
     raise kind(status, routine, detail)
+
+
+class Closable:
+    """What Heap and Cache share: a handle (None once closed), `close()` (the subclass's),
+    `with` blocks, and a close when the object dies."""
+
+    _handle = None
+
+    def _live(self) -> int:
+        """The handle, or Error (CLHEAP_ERROR_INVALID_HANDLE) once closed."""
+        if self._handle is None:
+            name = type(self).__name__
+            raise Error(STATUS["CLHEAP_ERROR_INVALID_HANDLE"], f"clheap.{name}", f"the {name.lower()} was closed")
+        return self._handle
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # a destructor must not raise; close() says what went wrong
+            pass

@@ -11,7 +11,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 import pyopencl as cl
 
-from ._errors import STATUS, Error, check
+from ._errors import STATUS, Closable, check
 from ._lib import CREATE_FN, PROBE_FN, RELEASE_FN, CacheDriver, lib
 
 _CL_OUT_OF_HOST_MEMORY = -6
@@ -63,7 +63,7 @@ _BIN_CAP = 256
 _GRANULARITY = 256
 
 
-class Cache:
+class Cache(Closable):
     """`cl_mem` buffers kept for reuse, so that repeated alloc/free cycles stop calling
     the OpenCL driver. Callable as a PyOpenCL allocator::
 
@@ -158,8 +158,7 @@ class Cache:
 
     def _h(self) -> int:
         """The live handle, after giving back everything found."""
-        if self._handle is None:
-            raise Error(STATUS["CLHEAP_ERROR_INVALID_HANDLE"], "clheap.Cache", "the cache was closed")
+        self._live()
         self._flush()
         return self._handle
 
@@ -187,8 +186,7 @@ class Cache:
                 owned.front_hits += 1
                 owned.handed[mem] = size
                 return owned.objects[mem]
-        if self._handle is None:
-            raise Error(STATUS["CLHEAP_ERROR_INVALID_HANDLE"], "clheap.Cache", "the cache was closed")
+        self._live()
         self._flush(scan=False)  # the scan above found everything
         handle = ctypes.c_void_p()
         check(lib.clheap_cache_alloc(self._handle, size, _tag(tag), ctypes.byref(handle)), "clheap_cache_alloc")
@@ -251,15 +249,3 @@ class Cache:
         status = lib.clheap_cache_destroy(handle)
         if status != STATUS["CLHEAP_ERROR_BLOCKS_STILL_LIVE"]:
             check(status, "clheap_cache_destroy")
-
-    def __enter__(self) -> "Cache":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:  # a destructor must not raise
-            pass

@@ -9,13 +9,12 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.array as cl_array
 
-from ._errors import STATUS, BuildError, Error, HeapCorrupt, check
+from ._errors import STATUS, BuildError, Closable, Error, HeapCorrupt, check
 from ._lib import HEAP_STATS_BYTES, HeapConfig, HeapErrors, lib
 from ._vocabulary import ALLOCATORS, DEFAULT_ALLOCATOR, DEVICE_ERRORS
 
 # The statuses clheap_heap_read_errors answers for non-zero counters: counts, not failures.
 _COUNTER_STATUSES = {STATUS[status] for _field, _word, status, _what in DEVICE_ERRORS}
-_INVALID_HANDLE = STATUS["CLHEAP_ERROR_INVALID_HANDLE"]
 _HEAP_CORRUPT = STATUS["CLHEAP_ERROR_HEAP_CORRUPT"]
 _BUFFER_TOO_SMALL = STATUS["CLHEAP_ERROR_BUFFER_TOO_SMALL"]
 _ENQUEUE_ZERO = 1  # CLHEAP_ENQUEUE_ZERO (include/clheap/heap.h)
@@ -23,7 +22,7 @@ _ENQUEUE_ZERO = 1  # CLHEAP_ENQUEUE_ZERO (include/clheap/heap.h)
 GrowSpec = Union[None, float, Tuple[float, int]]
 
 
-class Heap:
+class Heap(Closable):
     """One `cl_mem` that kernels allocate from with ``clheap_malloc`` / ``clheap_free``
     (and calloc, realloc, aligned_alloc; cl/clheap.cl).
 
@@ -60,46 +59,29 @@ class Heap:
         self._handle = handle.value
 
     # ---- life ----------------------------------------------------------------------
-    def _h(self) -> int:
-        if self._handle is None:
-            raise Error(_INVALID_HANDLE, "clheap.Heap", "the heap was closed")
-        return self._handle
-
     def close(self) -> None:
         """Releases the buffer and everything the heap made; a second close does nothing."""
         handle, self._handle = self._handle, None
         if handle is not None:
             check(lib.clheap_heap_destroy(handle), "clheap_heap_destroy")
 
-    def __enter__(self) -> "Heap":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:  # a destructor must not raise; close() says what went wrong
-            pass
-
     # ---- programs ------------------------------------------------------------------
     @property
     def buffer(self) -> cl.Buffer:
         """The heap's buffer, to pass as a kernel's ``__global clheap_heap *`` argument.
         :meth:`grow` replaces it: take it again after growing."""
-        return cl.Buffer.from_int_ptr(lib.clheap_heap_buffer(self._h()), retain=True)
+        return cl.Buffer.from_int_ptr(lib.clheap_heap_buffer(self._live()), retain=True)
 
     @property
     def size(self) -> int:
         """The buffer's size in bytes."""
-        return int(lib.clheap_heap_size(self._h()))
+        return int(lib.clheap_heap_size(self._live()))
 
     @property
     def pool_range(self) -> Tuple[int, int]:
         """Where allocations lie in the buffer: (first byte, bytes). Cheap."""
         begin, size = ctypes.c_uint64(), ctypes.c_uint64()
-        check(lib.clheap_heap_pool_range(self._h(), ctypes.byref(begin), ctypes.byref(size)),
+        check(lib.clheap_heap_pool_range(self._live(), ctypes.byref(begin), ctypes.byref(size)),
               "clheap_heap_pool_range")
         return begin.value, size.value
 
@@ -107,7 +89,7 @@ class Heap:
     def build_options(self) -> str:
         """The options a program using this heap is built with (:meth:`build` adds them)."""
         buf = ctypes.create_string_buffer(4096)
-        check(lib.clheap_heap_build_options(self._h(), buf, len(buf)), "clheap_heap_build_options")
+        check(lib.clheap_heap_build_options(self._live(), buf, len(buf)), "clheap_heap_build_options")
         return buf.value.decode()
 
     def build(self, source: str, options: str = "") -> cl.Program:
@@ -117,7 +99,7 @@ class Heap:
         sources = (ctypes.c_char_p * 1)(source.encode())
         program = ctypes.c_void_p()
         log = ctypes.create_string_buffer(1 << 16)
-        status = lib.clheap_heap_build_program(self._h(), 1, sources, options.encode(),
+        status = lib.clheap_heap_build_program(self._live(), 1, sources, options.encode(),
                                                ctypes.byref(program), log, len(log))
         check(status, "clheap_heap_build_program", log.value.decode(errors="replace"), BuildError)
         return cl.Program.from_int_ptr(program.value, retain=False)
@@ -125,14 +107,14 @@ class Heap:
     def set_arg(self, kernel: cl.Kernel, index: int) -> None:
         """Sets argument `index` of `kernel` to the heap (``kernel.set_arg(index,
         heap.buffer)`` does the same). Again after :meth:`grow`."""
-        check(lib.clheap_heap_set_kernel_arg(self._h(), kernel.int_ptr, index), "clheap_heap_set_kernel_arg")
+        check(lib.clheap_heap_set_kernel_arg(self._live(), kernel.int_ptr, index), "clheap_heap_set_kernel_arg")
 
     # ---- what the heap says --------------------------------------------------------
     def errors(self) -> Dict[str, int]:
         """The device's counters by name (bad frees, NULL returns, ...; clheap.DEVICE_ERRORS
         says what each counts). Blocking."""
         errors = HeapErrors()
-        status = lib.clheap_heap_read_errors(self._h(), ctypes.byref(errors))
+        status = lib.clheap_heap_read_errors(self._live(), ctypes.byref(errors))
         if status not in _COUNTER_STATUSES:
             check(status, "clheap_heap_read_errors")
         return {field: int(getattr(errors, field)) for field, *_ in DEVICE_ERRORS}
@@ -141,7 +123,7 @@ class Heap:
         """The heap walked (exact, and as slow as reading the buffer back): the JSON
         document of clheap_heap_stats_json, as a dict."""
         stats = ctypes.create_string_buffer(HEAP_STATS_BYTES)
-        check(lib.clheap_heap_calculate_stats(self._h(), stats), "clheap_heap_calculate_stats")
+        check(lib.clheap_heap_calculate_stats(self._live(), stats), "clheap_heap_calculate_stats")
         size = 8192
         while True:
             text, needed = ctypes.create_string_buffer(size), ctypes.c_size_t()
@@ -154,7 +136,7 @@ class Heap:
     def check(self) -> None:
         """Verifies the heap's invariants; raises :class:`HeapCorrupt` with the report."""
         what = ctypes.create_string_buffer(4096)
-        status = lib.clheap_heap_check(self._h(), what, len(what))
+        status = lib.clheap_heap_check(self._live(), what, len(what))
         check(status, "clheap_heap_check", what.value.decode(errors="replace"),
               HeapCorrupt if status == _HEAP_CORRUPT else Error)
 
@@ -162,7 +144,7 @@ class Heap:
     def grow(self, size: int) -> None:
         """Makes the heap `size` bytes large; offsets stay valid, pointers and kernel
         arguments do not (set them again)."""
-        check(lib.clheap_heap_grow(self._h(), int(size)), "clheap_heap_grow")
+        check(lib.clheap_heap_grow(self._live(), int(size)), "clheap_heap_grow")
 
     def grow_if_needed(self) -> bool:
         """After a kernel: if a device malloc returned NULL, grows by the policy and
@@ -170,12 +152,12 @@ class Heap:
         (CLHEAP_ERROR_DEVICE_OUT_OF_MEMORY) if mallocs failed and the policy allows no
         growth."""
         grew = ctypes.c_int()
-        check(lib.clheap_heap_grow_if_needed(self._h(), ctypes.byref(grew)), "clheap_heap_grow_if_needed")
+        check(lib.clheap_heap_grow_if_needed(self._live(), ctypes.byref(grew)), "clheap_heap_grow_if_needed")
         return bool(grew.value)
 
     def trim(self) -> None:
         """TierAlloc: gives memory held for fast paths back (clheap_heap_trim)."""
-        check(lib.clheap_heap_trim(self._h()), "clheap_heap_trim")
+        check(lib.clheap_heap_trim(self._live()), "clheap_heap_trim")
 
     # ---- allocations the host enqueues ---------------------------------------------
     def enqueue_malloc(self, sizes: Union[Sequence[int], np.ndarray, cl_array.Array],
@@ -201,7 +183,7 @@ class Heap:
             raise Error(STATUS["CLHEAP_ERROR_ZERO_COUNT"], "clheap_heap_enqueue_malloc_ex")
         handles = cl_array.zeros(queue, count, np.uint32)
         status = lib.clheap_heap_enqueue_malloc_ex(
-            self._h(), queue.int_ptr, count, 0, _mem(device_sizes), alignment, _ENQUEUE_ZERO if zero else 0,
+            self._live(), queue.int_ptr, count, 0, _mem(device_sizes), alignment, _ENQUEUE_ZERO if zero else 0,
             _mem(handles), 0, 0, None, None)
         check(status, "clheap_heap_enqueue_malloc_ex")
         return handles
@@ -212,7 +194,7 @@ class Heap:
         if handles.dtype != np.uint32 or not handles.flags.c_contiguous:
             raise ValueError("handles: a contiguous uint32 device array")
         queue = queue if queue is not None else self.queue
-        status = lib.clheap_heap_enqueue_free(self._h(), queue.int_ptr, handles.size, _mem(handles),
+        status = lib.clheap_heap_enqueue_free(self._live(), queue.int_ptr, handles.size, _mem(handles),
                                               handles.offset // 4, 0, None, None)
         check(status, "clheap_heap_enqueue_free")
 
