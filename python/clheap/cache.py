@@ -4,10 +4,11 @@ from __future__ import annotations
 import ctypes
 import functools
 import json
+import os
 import sys
 import threading
 from itertools import islice
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import pyopencl as cl
 
@@ -24,46 +25,151 @@ def _tag(tag: str) -> bytes:
 
 
 def _serial(method: Callable) -> Callable:
-    """The Cache method under the cache's lock: one call at a time."""
+    """The Cache method under the front's lock: one call at a time."""
     @functools.wraps(method)
     def serial(self, *args: Any, **kwargs: Any) -> Any:
-        with self._lock:
+        self._front_lock()
+        try:
             return method(self, *args, **kwargs)
+        finally:
+            self._front_unlock()
     return serial
 
 
 class _Owned:
     """The cache's buffers as PyOpenCL objects: one per cl_mem, made by the driver's create
-    and dropped by its release, so the cache's and PyOpenCL's references are one.
-
-    Invariants (between calls): every key of `handed` and every cl_mem in `bins` is a key of
-    `objects`; a cl_mem is in at most one of `handed` and `bins`; both are live in the C
-    cache (handed out by clheap_cache_alloc, not yet given to clheap_cache_free)."""
+    and dropped by its release, so the cache's and PyOpenCL's references are one; and the
+    driver's calls, counted."""
 
     def __init__(self) -> None:
         self.objects: Dict[int, cl.Buffer] = {}  # cl_mem -> its Buffer, while the cache owns it
-        self.handed: Dict[int, int] = {}  # cl_mem handed out -> its rounded size, oldest first
-        self.bins: Dict[int, List[int]] = {}  # rounded size -> reclaimed cl_mems (the front bins)
-        self.binned = 0
-        self.front_hits = 0  # requests the front bins served
         self.allocs = 0
         self.releases = 0
 
 
-# References to a handed-out Buffer when only the cache holds it, counted as a scan that
-# binds it to a name sees them: its entry in _Owned.objects, the name, getrefcount's
-# argument (the scans pass it straight in: one less).
-_CACHE_REFS = 3
-# The newest handed-out buffers each call looks at (temporaries die young); a request the
-# front bins cannot serve looks at all of them first.
+# The newest handed-out buffers a busy miss looks at first (temporaries die young), and how
+# many must be out for it to; then it looks at all of them.
 _RECENT = 8
+_BUSY = 4 * _RECENT
 # Reclaimed buffers the front bins keep at most; the others go back to the C cache.
 _BIN_CAP = 256
 # The C cache's request granularity (clheap_cache_config.granularity 0: 256 bytes).
 _GRANULARITY = 256
+# References to a handed-out Buffer when only the cache holds it, as a scan that binds it
+# to a name counts them: its entry in `objects`, the name, getrefcount's argument.
+_CACHE_REFS = 3
 
 
-class Cache(Closable):
+class _PythonFront:
+    """clheap._front.Front in Python, for where that module was not built (or with
+    CLHEAP_PYTHON_FRONT=1): the same algorithm, invariants and methods (python/src/_front.c
+    states them). Handed-out mems are kept oldest first in `handed` (mem -> rounded size)."""
+
+    def __new__(cls, *args: Any, **kwargs: Any):
+        """Its lock and empty bins, not yet serving (no cache until __init__)."""
+        self = super().__new__(cls)
+        self._lock = threading.Lock()
+        self._cache: Optional[int] = None
+        self._handed: Dict[int, int] = {}
+        self._bins: Dict[int, List[int]] = {}  # rounded size -> free mems
+        self._binned = 0
+        self._front_hits = 0
+        return self
+
+    def __init__(self, objects: Dict[int, cl.Buffer], cache: int, alloc: int, free: int,
+                 granularity: int) -> None:
+        self._objects, self._cache, self._granularity = objects, cache, granularity
+
+    def _front_lock(self) -> None:
+        self._lock.acquire()
+
+    def _front_unlock(self) -> None:
+        self._lock.release()
+
+    def _front_counts(self) -> Tuple[int, int, int]:
+        return self._front_hits, len(self._handed), self._binned
+
+    def _found(self, mem: int) -> None:
+        size = self._handed.pop(mem)
+        if self._binned < _BIN_CAP:
+            self._bins.setdefault(size, []).append(mem)
+            self._binned += 1
+        else:
+            check(lib.clheap_cache_free(self._cache, mem), "clheap_cache_free")
+
+    def _scan(self, everything: bool) -> None:
+        objects, refcount = self._objects, sys.getrefcount
+        out = self._handed if everything else list(islice(reversed(self._handed), _RECENT))
+        for mem in [mem for mem in out if refcount(objects[mem]) <= _CACHE_REFS - 1]:
+            self._found(mem)
+
+    def _take(self, size: int) -> Optional[cl.Buffer]:
+        mems = self._bins.get(size)
+        if not mems:
+            return None
+        mem = mems.pop()
+        self._binned -= 1
+        self._front_hits += 1
+        self._handed[mem] = size
+        return self._objects[mem]
+
+    def _front_flush(self) -> None:
+        if self._cache is None:
+            return
+        self._scan(True)
+        for mems in self._bins.values():
+            for mem in mems:
+                check(lib.clheap_cache_free(self._cache, mem), "clheap_cache_free")
+        self._bins.clear()
+        self._binned = 0
+
+    def _front_forget(self) -> None:
+        self._cache = None
+        self._handed.clear()
+        self._bins.clear()
+        self._binned = 0
+
+    def _front_alloc(self, nbytes: int, tag: bytes) -> cl.Buffer:
+        if nbytes < 0:
+            raise ValueError("clheap.Cache: a negative size")
+        size = (nbytes + self._granularity - 1) // self._granularity * self._granularity or self._granularity
+        with self._lock:
+            if self._cache is None:
+                self._live()  # raises
+            got = self._take(size)
+            if got is None and len(self._handed) > _BUSY:
+                self._scan(False)
+                got = self._take(size)
+            if got is None:
+                self._scan(True)
+                got = self._take(size)
+            if got is not None:
+                return got
+            self._front_flush()
+            handle = ctypes.c_void_p()
+            check(lib.clheap_cache_alloc(self._cache, size, tag, ctypes.byref(handle)), "clheap_cache_alloc")
+            self._handed[handle.value] = size
+            return self._objects[handle.value]
+
+    def __call__(self, nbytes: int) -> cl.Buffer:
+        return self._front_alloc(int(nbytes), b"pyopencl")
+
+
+def _front_base() -> type:
+    """The compiled front, unless it is missing or CLHEAP_PYTHON_FRONT=1 asks for Python's."""
+    if os.environ.get("CLHEAP_PYTHON_FRONT", "") not in ("", "0"):
+        return _PythonFront
+    try:
+        from ._front import Front
+    except ImportError:
+        return _PythonFront
+    return Front
+
+
+_Front = _front_base()
+
+
+class Cache(Closable, _Front):
     """`cl_mem` buffers kept for reuse, so that repeated alloc/free cycles stop calling
     the OpenCL driver. Callable as a PyOpenCL allocator::
 
@@ -86,7 +192,6 @@ class Cache(Closable):
         self.context = context
         self.device = device if device is not None else context.devices[0]
         self._handle: Optional[int] = None
-        self._lock = threading.Lock()  # one call at a time (the C cache has its own lock too)
         owned = self._owned = _Owned()
         real = lib.clheap_cache_opencl_driver().contents
 
@@ -106,7 +211,6 @@ class Cache(Closable):
 
         def release(user, mem):
             owned.releases += 1
-            owned.handed.pop(mem, None)
             owned.objects.pop(mem, None)  # the cl_mem goes when its last holder lets go
             return 0
 
@@ -120,93 +224,22 @@ class Cache(Closable):
         check(lib.clheap_cache_create(context.int_ptr, self.device.int_ptr, ctypes.byref(config),
                                       ctypes.byref(handle)), "clheap_cache_create")
         self._handle = handle.value
-
-    def _found(self, mem: int) -> None:
-        """A handed-out buffer nobody uses any more: into its front bin, or back to C."""
-        owned = self._owned
-        size = owned.handed.pop(mem)
-        if owned.binned < _BIN_CAP:
-            owned.bins.setdefault(size, []).append(mem)
-            owned.binned += 1
-        else:
-            check(lib.clheap_cache_free(self._handle, mem), "clheap_cache_free")
-
-    def _reclaim(self, everything: bool) -> None:
-        """Finds the handed-out buffers that only the cache still refers to: the newest
-        _RECENT, or all. Why not a finalizer: recent PyOpenCL's Buffer takes no weak
-        reference, and one object per cl_mem keeps a stale handle of the user's from ever
-        being reused under it."""
-        owned = self._owned
-        objects, refcount = owned.objects, sys.getrefcount
-        recent = owned.handed if everything else list(islice(reversed(owned.handed), _RECENT))
-        found = [mem for mem in recent if refcount(objects[mem]) <= _CACHE_REFS - 1]
-        for mem in found:
-            self._found(mem)
-
-    def _flush(self, scan: bool = True) -> None:
-        """Everything found (after a scan of every handed-out buffer, unless the caller
-        just made one) goes back to the C cache: before it serves a request, and before
-        stats, trim or close, so that it sees what the program freed."""
-        if scan:
-            self._reclaim(True)
-        owned = self._owned
-        for mems in owned.bins.values():
-            for mem in mems:
-                check(lib.clheap_cache_free(self._handle, mem), "clheap_cache_free")
-        owned.bins.clear()
-        owned.binned = 0
+        address = ctypes.cast
+        _Front.__init__(self, owned.objects, self._handle, address(lib.clheap_cache_alloc, ctypes.c_void_p).value,
+                        address(lib.clheap_cache_free, ctypes.c_void_p).value, _GRANULARITY)
 
     def _h(self) -> int:
-        """The live handle, after giving back everything found."""
+        """The live handle, after giving back every buffer found free (under the lock)."""
         self._live()
-        self._flush()
+        self._front_flush()
         return self._handle
 
-    @_serial
     def alloc(self, nbytes: int, tag: str = "python") -> cl.Buffer:
         """A buffer of at least `nbytes` bytes (0 counts as 1); `tag` names the
-        allocation site, whose freed buffers the C cache reuses first."""
-        return self._alloc(nbytes, tag)
-
-    def _alloc(self, nbytes: int, tag: str) -> cl.Buffer:
-        """alloc, under the lock: a front bin's buffer, else the C cache's."""
-        size = (max(int(nbytes), 1) + _GRANULARITY - 1) // _GRANULARITY * _GRANULARITY
-        owned = self._owned
-        if self._handle is not None:
-            mems = owned.bins.get(size)
-            if not mems and len(owned.handed) > 4 * _RECENT:  # many live: the newest first
-                self._reclaim(False)  # one scan finds what a step freed; the rest wait in bins
-                mems = owned.bins.get(size)
-            if not mems:
-                self._reclaim(True)
-                mems = owned.bins.get(size)
-            if mems:
-                mem = mems.pop()
-                owned.binned -= 1
-                owned.front_hits += 1
-                owned.handed[mem] = size
-                return owned.objects[mem]
-        self._live()
-        self._flush(scan=False)  # the scan above found everything
-        handle = ctypes.c_void_p()
-        check(lib.clheap_cache_alloc(self._handle, size, _tag(tag), ctypes.byref(handle)), "clheap_cache_alloc")
-        owned.handed[handle.value] = size
-        return owned.objects[handle.value]
-
-    def __call__(self, nbytes: int) -> cl.Buffer:
-        """PyOpenCL's allocator protocol: ``allocator(nbytes) -> Buffer``. A front bin's
-        buffer here, else :meth:`alloc` (tag "pyopencl")."""
-        size = (nbytes + _GRANULARITY - 1) & -_GRANULARITY if nbytes > 0 else _GRANULARITY
-        owned = self._owned
-        with self._lock:
-            mems = owned.bins.get(size)
-            if mems and self._handle is not None:
-                mem = mems.pop()
-                owned.binned -= 1
-                owned.front_hits += 1
-                owned.handed[mem] = size
-                return owned.objects[mem]
-            return self._alloc(nbytes, "pyopencl")
+        allocation site, whose freed buffers the C cache reuses first. Calling the cache
+        (PyOpenCL's allocator protocol, ``allocator(nbytes) -> Buffer``) is alloc with
+        the tag "pyopencl"."""
+        return self._front_alloc(int(nbytes), _tag(tag))
 
     @_serial
     def stats(self) -> Dict[str, Any]:
@@ -216,8 +249,9 @@ class Cache(Closable):
         check(lib.clheap_cache_stats_json(self._h(), text, len(text), ctypes.byref(needed)),
               "clheap_cache_stats_json")
         stats = json.loads(text.value.decode())
-        stats["hits"] += self._owned.front_hits
-        stats["front_hits"] = self._owned.front_hits
+        front_hits = self._front_counts()[0]
+        stats["hits"] += front_hits
+        stats["front_hits"] = front_hits
         return stats
 
     @_serial
@@ -238,6 +272,11 @@ class Cache(Closable):
         driver (also by close): equal after close."""
         return {"allocs": self._owned.allocs, "releases": self._owned.releases}
 
+    @property
+    def compiled(self) -> bool:
+        """Whether the hot path is the compiled one (clheap._front), not Python's."""
+        return _Front is not _PythonFront
+
     @_serial
     def close(self) -> None:
         """Releases every buffer the cache owns. Arrays still alive keep their memory
@@ -246,6 +285,7 @@ class Cache(Closable):
             return
         self._h()
         handle, self._handle = self._handle, None
+        self._front_forget()
         status = lib.clheap_cache_destroy(handle)
         if status != STATUS["CLHEAP_ERROR_BLOCKS_STILL_LIVE"]:
             check(status, "clheap_cache_destroy")

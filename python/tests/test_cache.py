@@ -1,5 +1,6 @@
 """clheap.Cache as a PyOpenCL allocator: reuse, stats, limits, close."""
 import gc
+import os
 
 import numpy as np
 import pyopencl as cl
@@ -142,3 +143,50 @@ def test_threads_share_a_cache(context):
         assert cache.stats()["hits"] > 0
     assert errors == []
     assert cache.driver_calls["allocs"] == cache.driver_calls["releases"]
+
+
+def test_the_compiled_front_serves(context):
+    """`pip install` builds clheap._front, and the Cache runs on it unless
+    CLHEAP_PYTHON_FRONT=1 asks for the Python one (ci/python.sh runs this file both ways)."""
+    with clheap.Cache(context) as cache:
+        python_asked = os.environ.get("CLHEAP_PYTHON_FRONT", "") not in ("", "0")
+        assert cache.compiled != python_asked
+
+
+def test_a_view_keeps_its_buffer(context, queue):
+    """A buffer is handed out again only when no array or view refers to it: a view that
+    outlives its array keeps its words, however many requests of that size follow."""
+    with clheap.Cache(context) as cache:
+        a = cla.empty(queue, 4096, np.uint32, allocator=cache)
+        a.fill(np.uint32(7))
+        view = a[1024:]
+        held = a.base_data.int_ptr
+        del a
+        gc.collect()
+        for r in range(3 * 64):  # past the bins, the busy scan and the C cache's reuse
+            others = [cla.empty(queue, 4096, np.uint32, allocator=cache) for _ in range(r % 5 + 1)]
+            for b in others:
+                assert b.base_data.int_ptr != held
+                b.fill(np.uint32(r))
+            del others
+        assert (view.get() == 7).all()
+        del view
+        gc.collect()
+        again = [cla.empty(queue, 4096, np.uint32, allocator=cache) for _ in range(8)]
+        assert held in [b.base_data.int_ptr for b in again]  # free once the view is gone
+
+
+def test_many_out_then_freed_in_the_middle(context, queue):
+    """With more buffers out than the busy scan looks at, one freed among the oldest is
+    still found (the full scan) before the driver is asked."""
+    with clheap.Cache(context) as cache:
+        live = [cla.empty(queue, 1000 + 256 * (i % 3), np.uint8, allocator=cache) for i in range(100)]
+        before = cache.stats()["driver_allocs"]
+        freed = live[5].base_data.int_ptr
+        del live[5]
+        gc.collect()
+        again = cla.empty(queue, 1000 + 256 * (5 % 3), np.uint8, allocator=cache)
+        assert again.base_data.int_ptr == freed
+        assert cache.stats()["driver_allocs"] == before
+        cache.check()
+        del live, again
