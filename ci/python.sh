@@ -12,7 +12,9 @@ mkdir -p "$work"
 ${PYTHON:-/usr/bin/python3} -m venv --system-site-packages "$work/venv"  # Debian's python3, which sees python3-pyopencl
 py=$work/venv/bin/python
 "$py" -m pip install -q ./python
+"$py" -c 'import clheap._front'  # the compiled hot path was built
 "$py" -m pytest -q -p no:cacheprovider python/tests --ignore=python/tests/peer
+CLHEAP_PYTHON_FRONT=1 "$py" -m pytest -q -p no:cacheprovider python/tests/test_cache.py  # the Python one
 POCL_MAX_PTHREAD_COUNT=1 timeout 300 "$py" -m pytest -q -p no:cacheprovider python/tests --ignore=python/tests/peer
 for example in examples/python/*.py; do
   echo "== $example =="
