@@ -113,6 +113,10 @@ class _PythonFront:
         self._handed[mem] = size
         return self._objects[mem]
 
+    def _take_fit(self, size: int) -> Optional[cl.Buffer]:
+        fits = [s for s, mems in self._bins.items() if mems and size <= s <= 2 * size]
+        return self._take(min(fits)) if fits else None
+
     def _front_flush(self) -> None:
         if self._cache is None:
             return
@@ -142,7 +146,7 @@ class _PythonFront:
                 got = self._take(size)
             if got is None:
                 self._scan(True)
-                got = self._take(size)
+                got = self._take_fit(size)
             if got is not None:
                 return got
             self._front_flush()

@@ -7,7 +7,8 @@
  * The algorithm, per request of n bytes (size: n rounded up to the granularity):
  *   1. a buffer from the front bin of `size` (buffers found free, kept by exact size);
  *   2. with many buffers out, a scan of the newest RECENT for free ones, then 1 again;
- *   3. a scan of every buffer out, then 1 again;
+ *   3. a scan of every buffer out, then a binned buffer of size - 2 size bytes, the
+ *      smallest (the C cache's rule);
  *   4. every binned buffer back to the C cache, which then serves the request (a cached
  *      buffer of size - 2 size bytes, else the driver: the Python side's create).
  * A handed-out buffer is free when its pyopencl.Buffer's reference count is 1: only the
@@ -214,6 +215,19 @@ static PyObject *front_take(Front *f, size_t size)
     return front_hand(f, f->pool[i]);
 }
 
+/* A binned buffer for `size` handed out: its own size's, else the smallest binned size up
+ * to twice it (the C cache's own rule, include/clheap/cache.h), else NULL. */
+static PyObject *front_take_fit(Front *f, size_t size)
+{
+    size_t best = 0;
+    for (int k = 0; k < BIN_SLOTS && f->binned; k++) {
+        const front_bin *b = &f->bins[k];
+        if (b->head >= 0 && b->size >= size && b->size / 2u <= size && (!best || b->size < best))
+            best = b->size;
+    }
+    return best ? front_take(f, best) : NULL;
+}
+
 /* ---- a request ------------------------------------------------------------------------ */
 
 /* Steps 2 - 4 of the header's algorithm, under the lock, room made. */
@@ -223,7 +237,7 @@ static PyObject *front_miss(Front *f, size_t size, const char *tag)
     PyObject *got = status ? NULL : front_take(f, size);
     if (!got && !status)
         status = front_scan(f, 0);
-    got = got || status ? got : front_take(f, size);
+    got = got || status ? got : front_take_fit(f, size);
     if (!got && !status)
         status = front_flush_bins(f);
     if (got || status)

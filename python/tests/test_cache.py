@@ -62,15 +62,26 @@ def test_alloc_tags_stats_trim(context, queue):
         assert cache.stats()["driver_allocs"] == 3  # ... or the driver (the 1 byte one is too small)
         del c
         gc.collect()
+        cache.stats()  # finds c free and gives it back to the C cache (no bin holds it now)
         d = cache.alloc(1100, "a")  # 1280 bytes: no bin; the C cache gives the 1536-byte buffer
         stats = cache.stats()
         assert stats["driver_allocs"] == 3 and stats["hits_same_tag"] == 1
+        held = d.int_ptr
         del d
-        del b
+        gc.collect()
+        e = cache.alloc(1000, "a")  # 1024 bytes: d's 1536-byte buffer, binned, fits (up to 2n)
+        stats = cache.stats()
+        assert e.int_ptr == held and stats["driver_allocs"] == 3 and stats["front_hits"] == 2
+        del e
+        gc.collect()
+        f = cache.alloc(500, "a")  # 512 bytes: 1536 is more than twice, so the driver's
+        stats = cache.stats()
+        assert f.int_ptr != held and stats["driver_allocs"] == 4 and stats["front_hits"] == 2
+        del f, b
         gc.collect()
         cache.trim()
         stats = cache.stats()
-        assert stats["cached_blocks"] == 0 and stats["driver_releases"] == 3
+        assert stats["cached_blocks"] == 0 and stats["driver_releases"] == 4
 
 
 def test_limits(context):
