@@ -6,8 +6,9 @@ one device (CLHEAP_PLATFORM / CLHEAP_DEVICE choose it, as for the tests):
              draws for both), keeps the last 8 alive into the next iteration.
 Every iteration's result is checked on the host. The allocators run in turn, round by round,
 each first in every other round;
-each row is the median over rounds of each round's time per iteration, and the driver
-allocations counted in the timed iterations (after a warm-up of four passes over the draws). CSV with --csv FILE.
+each row is the median over rounds of each round's time per iteration, the median (and range)
+of the rounds' own ratios, and the driver allocations counted in the timed iterations (after
+a warm-up of four passes over the draws). CSV with --csv FILE.
 Usage: bench_cache.py [--rounds N] [--iterations N] [--csv FILE]"""
 import argparse
 import os
@@ -109,16 +110,20 @@ def main() -> int:
                 times[name].append(seconds)
                 driver[name] += allocs
         pool, cache = statistics.median(times["MemoryPool"]), statistics.median(times["clheap.Cache"])
-        rows.append((pattern, pool, cache, pool / cache, driver["MemoryPool"], driver["clheap.Cache"]))
+        # Each round's own ratio, the two runs side by side: the machine's drift cancels.
+        paired = sorted(p / c for p, c in zip(times["MemoryPool"], times["clheap.Cache"]))
+        rows.append((pattern, pool, cache, pool / cache, driver["MemoryPool"], driver["clheap.Cache"],
+                     statistics.median(paired), paired[0], paired[-1]))
     print("| pattern | MemoryPool us/iteration | clheap.Cache us/iteration | MemoryPool / Cache |"
-          " driver allocations, steady state (pool, cache) |")
-    print("| --- | --- | --- | --- | --- |")
-    for pattern, pool, cache, ratio, dp, dc in rows:
-        print(f"| {pattern} | {pool * 1e6:.1f} | {cache * 1e6:.1f} | {ratio:.2f}x | {dp}, {dc} |")
+          " paired by round: median (min - max) | driver allocations, steady state (pool, cache) |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for pattern, pool, cache, ratio, dp, dc, mid, lo, hi in rows:
+        print(f"| {pattern} | {pool * 1e6:.1f} | {cache * 1e6:.1f} | {ratio:.2f}x | {mid:.2f}x ({lo:.2f} - {hi:.2f}) "
+              f"| {dp}, {dc} |")
     if args.csv:
         with open(args.csv, "w") as f:
             f.write("pattern,device,pool_seconds,cache_seconds,pool_driver_allocs,cache_driver_allocs,rounds,iterations\n")
-            for pattern, pool, cache, _ratio, dp, dc in rows:
+            for pattern, pool, cache, _ratio, dp, dc, *_paired in rows:
                 f.write(f"{pattern},{dev.name},{pool:.9f},{cache:.9f},{dp},{dc},{args.rounds},{args.iterations}\n")
     return 0
 
