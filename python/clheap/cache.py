@@ -77,9 +77,8 @@ class _PythonFront:
         return self
 
     def __init__(self, objects: Dict[int, cl.Buffer], cache: int, alloc: int, free: int,
-                 granularity: int, keep_bins: bool) -> None:
+                 granularity: int) -> None:
         self._objects, self._cache, self._granularity = objects, cache, granularity
-        self._keep_bins = keep_bins
 
     def _front_lock(self) -> None:
         self._lock.acquire()
@@ -150,14 +149,9 @@ class _PythonFront:
                 got = self._take_fit(size)
             if got is not None:
                 return got
-            if not self._keep_bins:
-                self._front_flush()
+            self._front_flush()
             handle = ctypes.c_void_p()
-            status = lib.clheap_cache_alloc(self._cache, size, tag, ctypes.byref(handle))
-            if status and self._binned:  # what it needs may be binned
-                self._front_flush()
-                status = lib.clheap_cache_alloc(self._cache, size, tag, ctypes.byref(handle))
-            check(status, "clheap_cache_alloc")
+            check(lib.clheap_cache_alloc(self._cache, size, tag, ctypes.byref(handle)), "clheap_cache_alloc")
             self._handed[handle.value] = size
             return self._objects[handle.value]
 
@@ -189,11 +183,9 @@ class Cache(Closable, _Front):
     A buffer is free again once nothing but the cache refers to its Buffer object (the
     array and its views are gone); the cache's next call finds it and hands it out again.
     Found buffers wait in front bins of their exact size, served without a call into the
-    C cache (the iterative pattern asks for the same sizes again), or for a request of up
-    to twice smaller; a request they cannot serve goes to the C cache, which serves it as
-    include/clheap/cache.h says (a buffer of n - 2n bytes, else the driver). The bins go
-    back to it first where `max_cached_bytes` is set (so that the cap holds), and when it
-    fails with buffers binned (it then asks again with them).
+    C cache (the iterative pattern asks for the same sizes again); a request they cannot
+    serve gives them all back to the C cache first, which then serves it as
+    include/clheap/cache.h says (a buffer of n - 2n bytes, else the driver).
     `max_cached_bytes` caps what is kept (oldest released first), `max_total_bytes` live
     plus cached. On the device's out-of-memory the cache releases what it keeps and asks
     again before it raises.
@@ -238,8 +230,7 @@ class Cache(Closable, _Front):
         self._handle = handle.value
         address = ctypes.cast
         _Front.__init__(self, owned.objects, self._handle, address(lib.clheap_cache_alloc, ctypes.c_void_p).value,
-                        address(lib.clheap_cache_free, ctypes.c_void_p).value, _GRANULARITY,
-                        not config.max_cached_bytes)
+                        address(lib.clheap_cache_free, ctypes.c_void_p).value, _GRANULARITY)
 
     def _h(self) -> int:
         """The live handle, after giving back every buffer found free (under the lock)."""

@@ -9,10 +9,8 @@
  *   2. with many buffers out, a scan of the newest RECENT for free ones, then 1 again;
  *   3. a scan of every buffer out, then a binned buffer of size - 2 size bytes, the
  *      smallest (the C cache's rule);
- *   4. the C cache serves the request (a cached buffer of size - 2 size bytes, else the
- *      driver: the Python side's create). The binned buffers go back to it first when it
- *      caps its cached bytes (so that the cap holds), and when it fails with them binned
- *      (its total cap, or the device's memory: it then asks again with them).
+ *   4. every binned buffer back to the C cache, which then serves the request (a cached
+ *      buffer of size - 2 size bytes, else the driver: the Python side's create).
  * A handed-out buffer is free when its pyopencl.Buffer's reference count is 1: only the
  * Python side's `objects` dict holds it (no array, view or name does).
  *
@@ -60,7 +58,6 @@ typedef struct {
     front_alloc_fn alloc;
     front_free_fn release;
     size_t granularity;
-    int keep_bins; /* step 4 leaves the bins be (the C cache has no cap on cached bytes) */
     front_entry *handed; /* oldest first */
     Py_ssize_t n_handed, cap_handed;
     front_bin bins[BIN_SLOTS];     /* open addressing on size */
@@ -241,17 +238,12 @@ static PyObject *front_miss(Front *f, size_t size, const char *tag)
     if (!got && !status)
         status = front_scan(f, 0);
     got = got || status ? got : front_take_fit(f, size);
-    if (!got && !status && !f->keep_bins)
+    if (!got && !status)
         status = front_flush_bins(f);
     if (got || status)
         return status ? front_raise(status, "clheap_cache_free") : got;
     void *mem = NULL;
     status = f->alloc(f->cache, size, tag, &mem); /* may run the driver's create (Python) */
-    if (status && f->binned && !PyErr_Occurred()) { /* what it needs may be binned */
-        status = front_flush_bins(f);
-        if (!status)
-            status = f->alloc(f->cache, size, tag, &mem);
-    }
     if (status)
         return PyErr_Occurred() ? NULL : front_raise(status, "clheap_cache_alloc");
     PyObject *key = PyLong_FromVoidPtr(mem);
@@ -357,9 +349,8 @@ static PyObject *Front_unlock(PyObject *self, PyObject *unused)
     Py_RETURN_NONE;
 }
 
-/* Front.__init__(objects: dict, cache: int, alloc: int, free: int, granularity: int,
- * keep_bins: bool): the C cache, the addresses of clheap_cache_alloc and clheap_cache_free,
- * and whether a miss leaves the bins be (step 4). clheap.Cache
+/* Front.__init__(objects: dict, cache: int, alloc: int, free: int, granularity: int): the
+ * C cache and the addresses of clheap_cache_alloc and clheap_cache_free. clheap.Cache
  * derives from Front, so that calling the Cache runs Front_call with no Python between. */
 static int Front_init(PyObject *self, PyObject *args, PyObject *kwargs)
 {
@@ -367,10 +358,8 @@ static int Front_init(PyObject *self, PyObject *args, PyObject *kwargs)
     PyObject *objects;
     unsigned long long cache, alloc, release;
     Py_ssize_t granularity;
-    int keep_bins;
     (void)kwargs;
-    if (!PyArg_ParseTuple(args, "O!KKKnp", &PyDict_Type, &objects, &cache, &alloc, &release, &granularity,
-                          &keep_bins))
+    if (!PyArg_ParseTuple(args, "O!KKKn", &PyDict_Type, &objects, &cache, &alloc, &release, &granularity))
         return -1;
     if (!cache || !alloc || !release || granularity <= 0 || f->objects) {
         PyErr_SetString(PyExc_ValueError, "clheap._front.Front: bad arguments");
@@ -382,7 +371,6 @@ static int Front_init(PyObject *self, PyObject *args, PyObject *kwargs)
     f->alloc = (front_alloc_fn)(uintptr_t)alloc;
     f->release = (front_free_fn)(uintptr_t)release;
     f->granularity = (size_t)granularity;
-    f->keep_bins = keep_bins;
     return 0;
 }
 

@@ -201,25 +201,3 @@ def test_many_out_then_freed_in_the_middle(context, queue):
         assert cache.stats()["driver_allocs"] == before
         cache.check()
         del live, again
-
-
-def test_bins_kept_or_given_back(context):
-    """A miss leaves the front bins be unless max_cached_bytes caps the cache, where they go
-    back to the C cache first so that the cap holds; a request the C cache refuses with
-    buffers binned is asked again with them (here its max_total_bytes)."""
-    for cap, kept in ((None, True), (1 << 20, False)):
-        with clheap.Cache(context, max_cached_bytes=cap) as cache:
-            a = cache.alloc(4096)
-            del a
-            gc.collect()
-            b = cache.alloc(100 << 10)  # a miss: the 4 KiB buffer is found and binned
-            assert (cache._front_counts()[2] == 1) == kept
-            del b
-    with clheap.Cache(context, max_total_bytes=1 << 20) as cache:
-        a = cache.alloc(600 << 10)
-        del a
-        gc.collect()
-        b = cache.alloc(250 << 10)  # no fit (600 KiB is more than twice): a binned, C asked
-        c = cache.alloc(640 << 10)  # over the total with a's binned: asked again with it given back
-        assert c.size >= 640 << 10 and cache.stats()["used_bytes"] <= 1 << 20
-        del b, c
