@@ -201,3 +201,30 @@ def test_many_out_then_freed_in_the_middle(context, queue):
         assert cache.stats()["driver_allocs"] == before
         cache.check()
         del live, again
+
+
+def test_mixed_sizes_reach_a_steady_state(context):
+    """bench_cache.py's mixed pattern without its kernels: each step asks for 16 sizes of
+    256 B - 8 MiB (64 steps of draws, the same each pass) and keeps the newest 8 into the
+    next. After warm-up passes the cache serves every request from what it holds."""
+    rng = np.random.default_rng(1)
+    draws = [(2 ** rng.uniform(8, 23, 16)).astype(int) for _ in range(64)]
+    with clheap.Cache(context) as cache:
+        keep = []
+
+        def one_pass():
+            for step in draws:
+                for n in step:
+                    buffer = cache(int(n))
+                    assert buffer.size >= n
+                    keep.append(buffer)
+                del keep[:-8]
+
+        for _ in range(4):
+            one_pass()
+        before = cache.stats()["driver_allocs"]
+        for _ in range(4):
+            one_pass()
+        assert cache.stats()["driver_allocs"] == before
+        keep.clear()
+        cache.check()
