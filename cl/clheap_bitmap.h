@@ -26,15 +26,7 @@
 #include "clheap_common.h"
 
 #ifdef __OPENCL_C_VERSION__
-#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable
-static CLHEAP_INLINE clheap_u64 clheap_or64(CLHEAP_GLOBAL clheap_u64 *p, clheap_u64 v)
-{
-    return atom_or(p, v);
-}
-static CLHEAP_INLINE clheap_u64 clheap_and64(CLHEAP_GLOBAL clheap_u64 *p, clheap_u64 v)
-{
-    return atom_and(p, v);
-}
+/* clheap_or64 and clheap_and64: cl/clheap_port.h. */
 static CLHEAP_INLINE clheap_u32 clheap_popcount64(clheap_u64 v) { return (clheap_u32)popcount(v); }
 static CLHEAP_INLINE clheap_u32 clheap_ctz64(clheap_u64 v) { return 63u - (clheap_u32)clz(v & (0ul - v)); }
 static CLHEAP_INLINE clheap_u32 clheap_msb64(clheap_u64 v) { return 63u - (clheap_u32)clz(v); } /* v != 0 */

@@ -12,6 +12,17 @@
 
 #ifdef __OPENCL_C_VERSION__
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable
+/* OpenCL C 2.0 and later (3.0: where the device has device scope and acquire/release
+ * order; without the generic address space the atomics' named-space overloads serve): the
+ * memory model's scopes. There OpenCL C 1.2's fences
+ * are work-group scope, and so are its atomics as SPIR-V carries them (llvm-spirv 14 gives
+ * atomic_add & co. work-group scope: SPIRV-LLVM-Translator issue 934), so every fence and
+ * atomic below names device scope: the edges they make join work-groups. */
+#if __OPENCL_C_VERSION__ >= 200 && (__OPENCL_C_VERSION__ < 300 || (defined(__opencl_c_atomic_scope_device) && \
+                                                                    defined(__opencl_c_atomic_order_acq_rel)))
+#define CLHEAP_DEVICE_SCOPE_FENCES 1
+#endif
 
 #define CLHEAP_GLOBAL __global
 #define CLHEAP_INLINE inline
@@ -45,6 +56,46 @@ static CLHEAP_INLINE void clheap_store64(CLHEAP_GLOBAL clheap_u64 *p, clheap_u64
 {
     *(volatile CLHEAP_GLOBAL clheap_u64 *)p = v;
 }
+#ifdef CLHEAP_DEVICE_SCOPE_FENCES
+/* Relaxed at device scope, as OpenCL C 1.2's atomics are on the devices clheap runs on. */
+#define CLHEAP_ATOMIC32(p) ((volatile CLHEAP_GLOBAL atomic_uint *)(p))
+#define CLHEAP_ATOMIC64(p) ((volatile CLHEAP_GLOBAL atomic_ulong *)(p))
+#define CLHEAP_RELAXED_DEVICE memory_order_relaxed, memory_scope_device
+static CLHEAP_INLINE clheap_u32 clheap_cas32(CLHEAP_GLOBAL clheap_u32 *p, clheap_u32 expected,
+                                             clheap_u32 desired)
+{
+    atomic_compare_exchange_strong_explicit(CLHEAP_ATOMIC32(p), &expected, desired, memory_order_relaxed,
+                                            CLHEAP_RELAXED_DEVICE);
+    return expected; /* the old value, whether or not it swapped */
+}
+static CLHEAP_INLINE clheap_u64 clheap_cas64(CLHEAP_GLOBAL clheap_u64 *p, clheap_u64 expected,
+                                             clheap_u64 desired)
+{
+    atomic_compare_exchange_strong_explicit(CLHEAP_ATOMIC64(p), &expected, desired, memory_order_relaxed,
+                                            CLHEAP_RELAXED_DEVICE);
+    return expected;
+}
+static CLHEAP_INLINE clheap_u32 clheap_add32(CLHEAP_GLOBAL clheap_u32 *p, clheap_u32 v)
+{
+    return atomic_fetch_add_explicit(CLHEAP_ATOMIC32(p), v, CLHEAP_RELAXED_DEVICE);
+}
+static CLHEAP_INLINE clheap_u64 clheap_add64(CLHEAP_GLOBAL clheap_u64 *p, clheap_u64 v)
+{
+    return atomic_fetch_add_explicit(CLHEAP_ATOMIC64(p), v, CLHEAP_RELAXED_DEVICE);
+}
+static CLHEAP_INLINE clheap_u64 clheap_xchg64(CLHEAP_GLOBAL clheap_u64 *p, clheap_u64 v)
+{
+    return atomic_exchange_explicit(CLHEAP_ATOMIC64(p), v, CLHEAP_RELAXED_DEVICE);
+}
+static CLHEAP_INLINE clheap_u64 clheap_or64(CLHEAP_GLOBAL clheap_u64 *p, clheap_u64 v)
+{
+    return atomic_fetch_or_explicit(CLHEAP_ATOMIC64(p), v, CLHEAP_RELAXED_DEVICE);
+}
+static CLHEAP_INLINE clheap_u64 clheap_and64(CLHEAP_GLOBAL clheap_u64 *p, clheap_u64 v)
+{
+    return atomic_fetch_and_explicit(CLHEAP_ATOMIC64(p), v, CLHEAP_RELAXED_DEVICE);
+}
+#else
 static CLHEAP_INLINE clheap_u32 clheap_cas32(CLHEAP_GLOBAL clheap_u32 *p, clheap_u32 expected,
                                              clheap_u32 desired)
 {
@@ -67,6 +118,15 @@ static CLHEAP_INLINE clheap_u64 clheap_xchg64(CLHEAP_GLOBAL clheap_u64 *p, clhea
 {
     return atom_xchg(p, v);
 }
+static CLHEAP_INLINE clheap_u64 clheap_or64(CLHEAP_GLOBAL clheap_u64 *p, clheap_u64 v)
+{
+    return atom_or(p, v);
+}
+static CLHEAP_INLINE clheap_u64 clheap_and64(CLHEAP_GLOBAL clheap_u64 *p, clheap_u64 v)
+{
+    return atom_and(p, v);
+}
+#endif
 /* Publish: everything written before is visible device-wide before what follows.
  * Consume: reads after clheap_fence_acquire see what the publisher wrote before its
  * release fence. Every edge the headers document joins work-groups, so both are device
@@ -74,9 +134,7 @@ static CLHEAP_INLINE clheap_u64 clheap_xchg64(CLHEAP_GLOBAL clheap_u64 *p, clhea
  * membar.gl and PoCL to CPU fences (above). From OpenCL C 2.0 on, the memory model makes
  * those two work-group scope, so there the fences are atomic_work_item_fence at device
  * scope (OpenCL C 3.0: where the device has that scope and acquire/release order). */
-#if __OPENCL_C_VERSION__ >= 200 && (__OPENCL_C_VERSION__ < 300 || \
-    (defined(__opencl_c_atomic_scope_device) && defined(__opencl_c_atomic_order_acq_rel)))
-#define CLHEAP_DEVICE_SCOPE_FENCES 1
+#ifdef CLHEAP_DEVICE_SCOPE_FENCES
 static CLHEAP_INLINE void clheap_fence_release(void)
 {
     atomic_work_item_fence(CLK_GLOBAL_MEM_FENCE, memory_order_release, memory_scope_device);

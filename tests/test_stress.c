@@ -5,7 +5,10 @@
  *   CLHEAP_STRESS_ITEMS     work-items, each holding at most one allocation (default 4096)
  *   CLHEAP_STRESS_HEAP_MIB  heap size (default 128)
  *   CLHEAP_STRESS_CHECK     rounds between full heap and word checks (default 1)
- *   CLHEAP_STRESS_OPTIONS   more OpenCL build options (the GPU runs' -D knobs)
+ *   CLHEAP_STRESS_OPTIONS   more OpenCL build options (the GPU runs' -D knobs; with
+ *                           -DSTRESS_DEVICE_SCOPE the build fails unless it takes the
+ *                           device-scope atomics of OpenCL C 2.0 and later, with
+ *                           -DSTRESS_OPENCL_C_1_2 unless it takes OpenCL C 1.2's)
  *
  * Each round is one kernel: a work-item holding an allocation verifies every word of it
  * (each word holds its owner's tag plus its index, so a block handed to two owners, or
@@ -33,6 +36,14 @@
 #include "fixture.h"
 
 static const char *kernels =
+    "/* Which atomics and fences of cl/clheap_port.h the run must test: STRESS_DEVICE_SCOPE,\n"
+    " * OpenCL C 2.0 and later's (device scope); STRESS_OPENCL_C_1_2, OpenCL C 1.2's. */\n"
+    "#if defined(STRESS_DEVICE_SCOPE) && !defined(CLHEAP_DEVICE_SCOPE_FENCES)\n"
+    "#error \"the device-scope atomics and fences were not taken\"\n"
+    "#endif\n"
+    "#if defined(STRESS_OPENCL_C_1_2) && defined(CLHEAP_DEVICE_SCOPE_FENCES)\n"
+    "#error \"OpenCL C 1.2's atomics and fences were not taken\"\n"
+    "#endif\n"
     "uint stress_tag(uint id, uint born) { return clheap_hash32(id * 0x9E3779B9u + born) | 1u; }\n"
     "uint stress_bytes(uint r, uint max_bytes) {\n"
     "    uint kind = r & 255u, octave = (r >> 8) % 5u, base;\n"
