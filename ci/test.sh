@@ -2,7 +2,8 @@
 # Builds clheap and runs every test on the default OpenCL device (PoCL on a fresh
 # Debian 12 machine):
 #  1. a plain gcc -Werror build: unit and device tests (also with one PoCL thread under
-#     timeout), the allocator core under ThreadSanitizer, an install into a temporary
+#     timeout; OpenCL C 1.2 and device-scope atomics), SPIR-V modules of every allocator
+#     validated, the allocator core under ThreadSanitizer, an install into a temporary
 #     prefix that examples/ then builds against, the demo, the benchmarks in quick mode;
 #  2. a clang AddressSanitizer + UndefinedBehaviorSanitizer build of the same, plus a
 #     short libFuzzer run of the allocator core against its model;
@@ -20,7 +21,7 @@ configure_and_build() {
 }
 
 echo "== plain build =="
-configure_and_build build-ci -DCMAKE_BUILD_TYPE=RelWithDebInfo
+configure_and_build build-ci -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCLHEAP_REQUIRE_SPIRV=ON
 ctest --test-dir build-ci --output-on-failure
 
 echo "== clang: address + undefined-behaviour sanitizers, fuzzer =="

@@ -11,6 +11,7 @@
 #include "heap_image.h"
 #include "heap_layout.h"
 #include "heap_walk.h"
+#include "program_il.h"
 #include "programs.h"
 #include "registry.h"
 #include "report.h"
@@ -345,6 +346,21 @@ clheap_status clheap_heap_build_program(clheap_heap *heap, size_t count, const c
         return CLHEAP_ERROR_INVALID_HANDLE;
     *program = NULL;
     clheap_status status = build(heap, count, sources, options, program, log, log_len);
+    clheap_registry_leave(heap);
+    return status;
+}
+
+clheap_status clheap_heap_build_program_il(clheap_heap *heap, const void *il, size_t il_bytes, const char *options,
+                                           cl_program *program, char *log, size_t log_len)
+{
+    if (!program || !il || !il_bytes || !heap)
+        return CLHEAP_ERROR_INVALID_ARGUMENT;
+    /* Not under the handle's lock, as clheap_heap_build_program. */
+    if (!clheap_registry_enter(heap, CLHEAP_HANDLE_HEAP))
+        return CLHEAP_ERROR_INVALID_HANDLE;
+    *program = NULL;
+    clheap_status status = clheap_program_from_il(heap->context, heap->device, (int)heap->config.allocator, il,
+                                                  il_bytes, options, program, log, log_len);
     clheap_registry_leave(heap);
     return status;
 }

@@ -31,4 +31,17 @@ cc -std=c11 "$source_dir/tests/include_consumer.c" -o "$work/include_consumer" \
 cldir=$(PKG_CONFIG_PATH="$libdir" pkg-config --variable=cldir clheap)
 test -f "$cldir/clheap.cl"
 LD_LIBRARY_PATH="$work/prefix/lib:${LD_LIBRARY_PATH:-}" "$work/include_consumer" "$cldir"
-echo "install consumer OK: find_package, pkg-config, the README's example, #include \"clheap.cl\" with -I"
+# The installed package's clheap_add_spirv, where the SPIR-V tools are (ci/install-deps.sh).
+if command -v llvm-spirv-14 >/dev/null && command -v spirv-val >/dev/null; then
+  mkdir -p "$work/spirv"
+  cat >"$work/spirv/CMakeLists.txt" <<CMAKE
+cmake_minimum_required(VERSION 3.16)
+project(spirv_consumer C)
+find_package(clheap 0.1 CONFIG REQUIRED)
+clheap_add_spirv(minimal_spirv ALLOCATOR TierAlloc SOURCES $source_dir/tests/spirv/user.cl)
+CMAKE
+  cmake -S "$work/spirv" -B "$work/spirv/build" -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
+  cmake --build "$work/spirv/build" >/dev/null
+  spirv-val "$work/spirv/build/minimal_spirv.spv"
+fi
+echo "install consumer OK: find_package, pkg-config, the README's example, #include \"clheap.cl\" with -I, SPIR-V"

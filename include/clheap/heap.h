@@ -171,6 +171,16 @@ clheap_status clheap_heap_build_program(clheap_heap *heap, size_t count, const c
                                         const char *options, cl_program *program, char *log,
                                         size_t log_len);
 
+/** Builds a SPIR-V module compiled ahead of time for this heap's allocator
+ * (clheap_add_spirv in cmake/clheapSpirv.cmake: the allocator source and the program's,
+ * OpenCL C 2.0, with CLHEAP_IL), with options (may be NULL; the heap's -D options have no
+ * effect on IL). CLHEAP_ERROR_UNSUPPORTED where the device takes no IL (its
+ * CL_DEVICE_IL_VERSION names no SPIR-V: PoCL 3.1 and Mesa's rusticl 22.3 name none);
+ * CLHEAP_ERROR_BUILD_FAILED with the reason in log (if not NULL, cut to log_len) on a build
+ * error or a module compiled for another allocator; no program is returned then. */
+clheap_status clheap_heap_build_program_il(clheap_heap *heap, const void *il, size_t il_bytes, const char *options,
+                                           cl_program *program, char *log, size_t log_len);
+
 /** clSetKernelArg(kernel, index, the heap buffer). */
 clheap_status clheap_heap_set_kernel_arg(const clheap_heap *heap, cl_kernel kernel, cl_uint index);
 
