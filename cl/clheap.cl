@@ -661,7 +661,8 @@ static CLHEAP_INLINE CLHEAP_OUTLINE clheap_u32 clheap_aligned_unit_other(CLHEAP_
  * Which allocators serve which alignments: cl/clheap_resize.h; a refusal is NULL counted
  * as a bad size. Alignments up to 16 B, and the block allocators' classes, are a malloc
  * here; the other ways one call (clheap_aligned_unit_other). Why not all of it out of
- * line: a call that then calls clheap_malloc made 16 B requests 1.4x slower on an H100. */
+ * line: a call that then calls clheap_malloc made 16 B requests slower on NVIDIA
+ * (docs/performance.md, the aligned_alloc runs). */
 static CLHEAP_INLINE CLHEAP_GLOBAL void *clheap_aligned_alloc(CLHEAP_GLOBAL clheap_heap *heap, size_t alignment,
                                                              size_t size)
 {
