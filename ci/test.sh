@@ -5,8 +5,9 @@
 #     timeout; OpenCL C 1.2 and device-scope atomics), SPIR-V modules of every allocator
 #     validated, the allocator core under ThreadSanitizer, an install into a temporary
 #     prefix that examples/ then builds against, the demo, the benchmarks in quick mode;
-#  2. a clang AddressSanitizer + UndefinedBehaviorSanitizer build of the same, plus a
-#     short libFuzzer run of the allocator core against its model;
+#  2. a clang AddressSanitizer + UndefinedBehaviorSanitizer build of the same (less the
+#     runs that change only the device's schedule, OpenCL C version or SPIR-V: their host
+#     paths run in their twins), plus a short libFuzzer run of the core against its model;
 #  3. the Python package and its tests (ci/python.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
