@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "program_il.h"
+#include "programs.h"
 
 int clheap_il_supported(cl_device_id device)
 {
@@ -43,22 +44,6 @@ int clheap_il_names_allocator(cl_program program, int allocator)
     return found;
 }
 
-/* The build log, cut to log_len (log may be NULL). */
-static void read_log(cl_program program, cl_device_id device, char *log, size_t log_len)
-{
-    if (!log || !log_len)
-        return;
-    log[0] = '\0';
-    size_t got = 0;
-    if (clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, log_len, log, &got) != CL_SUCCESS) {
-        char *whole = got ? malloc(got) : NULL;
-        if (whole && clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, got, whole, NULL) == CL_SUCCESS)
-            snprintf(log, log_len, "%s", whole);
-        free(whole);
-    }
-    log[log_len - 1] = '\0';
-}
-
 clheap_status clheap_program_from_il(cl_context context, cl_device_id device, int allocator, const void *il,
                                      size_t bytes, const char *options, cl_program *out, char *log, size_t log_len)
 {
@@ -72,7 +57,7 @@ clheap_status clheap_program_from_il(cl_context context, cl_device_id device, in
         return err;
     err = clBuildProgram(program, 1, &device, options ? options : "", NULL, NULL);
     if (err != CL_SUCCESS) {
-        read_log(program, device, log, log_len);
+        clheap_programs_copy_log(program, device, log, log_len, NULL, 0);
         clReleaseProgram(program);
         return err == CL_BUILD_PROGRAM_FAILURE ? CLHEAP_ERROR_BUILD_FAILED : err;
     }

@@ -489,8 +489,8 @@ void clheap_programs_name_lines(char *log, size_t log_len, const char **sources,
  * compiler that ignored the sources' #line renamed (clheap_programs_name_lines) before it
  * is cut: its beginning when it is longer (OpenCL answers a short buffer with an error
  * and no text at all). */
-static void copy_build_log(cl_program program, cl_device_id device, char *log, size_t log_len, const char **sources,
-                           cl_uint count)
+void clheap_programs_copy_log(cl_program program, cl_device_id device, char *log, size_t log_len, const char **sources,
+                              cl_uint count)
 {
     if (!log || !log_len)
         return;
@@ -519,7 +519,7 @@ clheap_status clheap_programs_build(cl_context context, cl_device_id device, con
         return err;
     err = clBuildProgram(program, 1, &device, options, NULL, NULL);
     if (err == CL_BUILD_PROGRAM_FAILURE || err == CL_COMPILE_PROGRAM_FAILURE) {
-        copy_build_log(program, device, log, log_len, sources, count);
+        clheap_programs_copy_log(program, device, log, log_len, sources, count);
         err = CLHEAP_ERROR_BUILD_FAILED;
     }
     if (err != CL_SUCCESS) {

@@ -16,6 +16,10 @@ clheap_status clheap_programs_get(cl_context context, cl_device_id device, const
  * by the sources' #line directives even where the compiler ignored them. */
 clheap_status clheap_programs_build(cl_context context, cl_device_id device, const char **sources, cl_uint count,
                                     const char *options, cl_program *out, char *log, size_t log_len);
+/* The program's build log for device into log (cut to log_len; may be NULL), its lines
+ * named as clheap_programs_name_lines names them for sources[0 .. count) (none: as is). */
+void clheap_programs_copy_log(cl_program program, cl_device_id device, char *log, size_t log_len, const char **sources,
+                              cl_uint count);
 /* Gives back a program from clheap_programs_get; the last holder releases it. */
 void clheap_programs_put(cl_program program);
 /* Where a compiler ignores #line (NVIDIA's log names each line "<kernel>:N" of the joined
