@@ -34,6 +34,16 @@ void cl_fixture_close(cl_fixture *f)
     memset(f, 0, sizeof *f);
 }
 
+clheap_heap *fixture_heap(const cl_fixture *f, clheap_allocator allocator, uint64_t bytes)
+{
+    clheap_heap_config config = clheap_heap_config_default();
+    config.allocator = allocator;
+    config.size_bytes = bytes;
+    clheap_heap *heap = NULL;
+    assert_int_equal(clheap_heap_create(f->context, f->device, f->queue, &config, &heap), CLHEAP_SUCCESS);
+    return heap;
+}
+
 void assert_heap_sound(clheap_heap *heap, const char *label)
 {
     char what[256];

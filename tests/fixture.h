@@ -19,6 +19,10 @@ typedef struct cl_fixture {
 int cl_fixture_open(cl_fixture *f);
 void cl_fixture_close(cl_fixture *f);
 
+/* A heap of `allocator` and `bytes` on f's device and queue, the rest default; fails the
+ * current test (cmocka) if it cannot be made. */
+clheap_heap *fixture_heap(const cl_fixture *f, clheap_allocator allocator, uint64_t bytes);
+
 /* Fails the current test (cmocka) if clheap_heap_check finds a violation; the message
  * starts with `label` when it is not NULL. */
 void assert_heap_sound(clheap_heap *heap, const char *label);

@@ -22,12 +22,7 @@ static cl_fixture fx;
 
 static clheap_heap *make_heap(clheap_allocator allocator)
 {
-    clheap_heap_config config = clheap_heap_config_default();
-    config.allocator = allocator;
-    config.size_bytes = 16u << 20;
-    clheap_heap *heap = NULL;
-    assert_int_equal(clheap_heap_create(fx.context, fx.device, fx.queue, &config, &heap), CLHEAP_SUCCESS);
-    return heap;
+    return fixture_heap(&fx, allocator, 16u << 20);
 }
 
 /* The module tests/CMakeLists.txt compiled for `allocator`, read whole; free() it. */

@@ -60,12 +60,7 @@ static int files_in(const char *dir, char *one, size_t len)
 
 static clheap_heap *make(clheap_allocator allocator)
 {
-    clheap_heap_config config = clheap_heap_config_default();
-    config.allocator = allocator;
-    config.size_bytes = 4u << 20;
-    clheap_heap *heap = NULL;
-    assert_int_equal(clheap_heap_create(fx.context, fx.device, fx.queue, &config, &heap), CLHEAP_SUCCESS);
-    return heap;
+    return fixture_heap(&fx, allocator, 4u << 20);
 }
 
 /* The heap's program works: 64 host-enqueued mallocs succeed, and the heap checks sound. */
