@@ -20,7 +20,8 @@
  * A bitmap is described by CLHEAP_BM_DESC_WORDS words in the heap header (see
  * clheap_layout.h): its first container's unit, its bit count, its level count and the
  * container index where each level starts. */
-#ifndef CLHEAP_BITMAP_H
+/* Its words are 64-bit atomics: absent from a build without them (cl/clheap_port.h). */
+#if !defined(CLHEAP_BITMAP_H) && (!defined(CLHEAP_ATOMICS64) || CLHEAP_ATOMICS64)
 #define CLHEAP_BITMAP_H
 
 #include "clheap_common.h"
@@ -41,6 +42,8 @@ static CLHEAP_INLINE void clheap_fence_full(void)
 {
     atomic_work_item_fence(CLK_GLOBAL_MEM_FENCE, memory_order_seq_cst, memory_scope_device);
 }
+#elif defined(CLHEAP_FENCE_BY_ATOMIC)
+#define clheap_fence_full() clheap_fence_by_atomic(h)
 #else
 static CLHEAP_INLINE void clheap_fence_full(void) { mem_fence(CLK_GLOBAL_MEM_FENCE); write_mem_fence(CLK_GLOBAL_MEM_FENCE); read_mem_fence(CLK_GLOBAL_MEM_FENCE); }
 #endif
@@ -87,16 +90,6 @@ static CLHEAP_INLINE clheap_u32 clheap_nth_bit(clheap_u64 v, clheap_u32 rank)
     for (; rank; rank--)
         v &= v - 1u;
     return clheap_ctz64(v);
-}
-
-static CLHEAP_INLINE clheap_u32 clheap_hash32(clheap_u32 x)
-{
-    x ^= x >> 16;
-    x *= 0x7feb352du;
-    x ^= x >> 15;
-    x *= 0x846ca68bu;
-    x ^= x >> 16;
-    return x;
 }
 
 /* The first set bit of v at or after position r, cyclically (v != 0). */

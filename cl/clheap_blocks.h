@@ -26,7 +26,7 @@
  *     allocated block that is not full is active (a full block may still be marked
  *     active; malloc skips it and clears the mark);
  *   - bitmap hierarchy updates follow cl/clheap_bitmap.h's rules. */
-#ifndef CLHEAP_BLOCKS_H
+#if !defined(CLHEAP_BLOCKS_H) && (!defined(CLHEAP_ATOMICS64) || CLHEAP_ATOMICS64)
 #define CLHEAP_BLOCKS_H
 
 #include "clheap_pages.h"

@@ -8,7 +8,13 @@
  * lifetime is shorter than one lap of the pool. free only validates its argument.
  *
  * The counter is 64-bit units since pool start, so requests past the end (which still
- * add to it) can never wrap it round to a valid offset. */
+ * add to it) can never wrap it round to a valid offset.
+ * Without 64-bit atomics (CLHEAP_ATOMICS64 0) the counter is its low word alone and
+ * never passes the pool's end: a request moves it with a compare-and-swap from the value
+ * it read, so nothing past the end is ever added and nothing can wrap. A failed swap
+ * means another request moved the counter (lock-free); after CLHEAP_BUMP_CAS_TRIES of
+ * them the request gives up and counts itself contended. The high word stays 0, so the
+ * host reads the same 64-bit counter from either build. */
 #ifndef CLHEAP_BUMP_H
 #define CLHEAP_BUMP_H
 
@@ -19,6 +25,62 @@ static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u64 *clheap_bump_counter(CLHEAP_GLOBAL
     return (CLHEAP_GLOBAL clheap_u64 *)(h + CLHEAP_HDR_BUMP);
 }
 
+#if !CLHEAP_ATOMICS64
+/* The 32-bit counter's move from `seen` to where the request ends: the new value, or
+ * `units` where the request wraps to the pool start (AtomicWrapMalloc), or 0 where it
+ * does not fit. */
+static CLHEAP_INLINE clheap_u32 clheap_bump32_next(clheap_u32 seen, clheap_u32 units, clheap_u32 capacity, int wrap)
+{
+    if ((clheap_u64)seen + units <= capacity)
+        return seen + units;
+    return wrap ? units : 0u;
+}
+
+/* Takes `units` from the 32-bit counter: their offset from pool start, or ~0u (counted)
+ * where the pool is full or every swap lost. */
+static CLHEAP_INLINE clheap_u32 clheap_bump32_take(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 units, int wrap)
+{
+    CLHEAP_GLOBAL clheap_u32 *counter = h + CLHEAP_HDR_BUMP;
+    clheap_u32 capacity = h[CLHEAP_HDR_POOL_END] - h[CLHEAP_HDR_POOL_START];
+    clheap_u32 seen = clheap_load32(counter);
+    CLHEAP_NO_UNROLL
+    for (int tries = 0; tries < CLHEAP_BUMP_CAS_TRIES; tries++) {
+        clheap_u32 next = clheap_bump32_next(seen, units, capacity, wrap);
+        if (!next) {
+            clheap_count_error(h, CLHEAP_HDR_ERR_OUT_OF_MEMORY);
+            return ~0u;
+        }
+        clheap_u32 old = clheap_cas32(counter, seen, next);
+        if (old == seen)
+            return next == seen + units ? seen : 0u; /* wrapped: [0, units) of the next lap */
+        seen = old;
+    }
+    clheap_count_error(h, CLHEAP_HDR_ERR_CONTENDED);
+    return ~0u;
+}
+
+static CLHEAP_INLINE clheap_u32 clheap_bump32_malloc_unit(CLHEAP_GLOBAL clheap_u32 *h, clheap_size bytes, int wrap)
+{
+    clheap_u32 first = h[CLHEAP_HDR_POOL_START];
+    clheap_u32 units = clheap_units_for(bytes, h[CLHEAP_HDR_POOL_END] - first);
+    if (!units) {
+        clheap_count_error(h, CLHEAP_HDR_ERR_BAD_SIZE);
+        return 0u;
+    }
+    clheap_u32 offset = clheap_bump32_take(h, units, wrap);
+    return offset == ~0u ? 0u : first + offset;
+}
+
+static CLHEAP_INLINE clheap_u32 clheap_atomic_malloc_unit(CLHEAP_GLOBAL clheap_u32 *h, clheap_size bytes)
+{
+    return clheap_bump32_malloc_unit(h, bytes, 0);
+}
+
+static CLHEAP_INLINE clheap_u32 clheap_atomic_wrap_malloc_unit(CLHEAP_GLOBAL clheap_u32 *h, clheap_size bytes)
+{
+    return clheap_bump32_malloc_unit(h, bytes, 1);
+}
+#else
 static CLHEAP_INLINE clheap_u32 clheap_atomic_malloc_unit(CLHEAP_GLOBAL clheap_u32 *h,
                                                           clheap_size bytes)
 {
@@ -68,6 +130,8 @@ static CLHEAP_INLINE clheap_u32 clheap_atomic_wrap_malloc_unit(CLHEAP_GLOBAL clh
     }
     return first + (clheap_u32)offset;
 }
+
+#endif
 
 /* Neither bump allocator can free; free still reports pointers that are not ours. */
 static CLHEAP_INLINE void clheap_bump_free(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL void *ptr)

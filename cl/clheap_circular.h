@@ -110,6 +110,21 @@ static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u64 *clheap_fused_word(CLHEAP_GLOBAL c
     return (CLHEAP_GLOBAL clheap_u64 *)clheap_chunk(h, unit);
 }
 
+/* The fused variants claim a header by swapping its whole 64-bit word. Without 64-bit
+ * atomics the host refuses them (clheap_allocator_needs_atomics64) and cl/clheap.cl stops
+ * their build; CMalloc and CMMalloc share this source but never reach the swap (fused is
+ * a constant 0 there), so the stand-in, which never swaps, only keeps it compiling. */
+#if CLHEAP_ATOMICS64
+#define clheap_fused_cas clheap_cas64
+#else
+static CLHEAP_INLINE clheap_u64 clheap_fused_cas(CLHEAP_GLOBAL clheap_u64 *p, clheap_u64 expected, clheap_u64 desired)
+{
+    (void)p;
+    (void)desired;
+    return ~expected;
+}
+#endif
+
 static CLHEAP_INLINE clheap_u64 clheap_fused(clheap_u32 unit, clheap_u32 used, clheap_u32 next)
 {
     return ((clheap_u64)CLHEAP_TAG(unit) << 32) | (used ? CLHEAP_FUSED_USED_BIT : 0u) | next;
@@ -217,7 +232,7 @@ static CLHEAP_INLINE int clheap_try_claim(CLHEAP_GLOBAL clheap_u32 *h, int fused
         if (next - o < need)
             return 2;
         /* The exact word we saw, so the claim fails if the chunk changed since. */
-        return clheap_cas64(word, w, w | CLHEAP_FUSED_USED_BIT) == w;
+        return clheap_fused_cas(word, w, w | CLHEAP_FUSED_USED_BIT) == w;
     }
     CLHEAP_GLOBAL clheap_u32 *c = clheap_chunk(h, o);
     clheap_u32 flag = clheap_load32(c + CLHEAP_CHUNK_WORD_FLAG);
@@ -278,7 +293,7 @@ static CLHEAP_INLINE int clheap_circular_absorb_next(CLHEAP_GLOBAL clheap_u32 *h
         CLHEAP_GLOBAL clheap_u64 *after = clheap_fused_word(h, *next);
         clheap_u64 wn = clheap_load64(after);
         if ((clheap_u32)(wn >> 32) != CLHEAP_TAG(*next) || ((clheap_u32)wn & CLHEAP_FUSED_USED_BIT) ||
-            clheap_cas64(after, wn, wn | CLHEAP_FUSED_USED_BIT) != wn)
+            clheap_fused_cas(after, wn, wn | CLHEAP_FUSED_USED_BIT) != wn)
             return 0;
         *next = (clheap_u32)wn & CLHEAP_FUSED_NEXT_MASK;
     } else {
@@ -339,7 +354,7 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_merge_back(CLHEAP_GLOBAL clheap_
         CLHEAP_GLOBAL clheap_u64 *word = clheap_fused_word(h, p);
         clheap_u64 free_before_o = clheap_fused(p, 0u, o); /* free, and o its next */
         if (clheap_load64(word) != free_before_o || clheap_circular_on_wall(h, o) ||
-            clheap_cas64(word, free_before_o, free_before_o | CLHEAP_FUSED_USED_BIT) != free_before_o)
+            clheap_fused_cas(word, free_before_o, free_before_o | CLHEAP_FUSED_USED_BIT) != free_before_o)
             return o;
         clheap_fence_acquire();
     } else {
@@ -406,7 +421,7 @@ static CLHEAP_INLINE void clheap_circular_remerge(CLHEAP_GLOBAL clheap_u32 *h, i
     if (!after && !before)
         return;
     if (fused) {
-        if (clheap_cas64(clheap_fused_word(h, o), w, w | CLHEAP_FUSED_USED_BIT) != w)
+        if (clheap_fused_cas(clheap_fused_word(h, o), w, w | CLHEAP_FUSED_USED_BIT) != w)
             return;
         clheap_fence_acquire();
     } else {

@@ -12,6 +12,26 @@ static CLHEAP_INLINE void clheap_count_error(CLHEAP_GLOBAL clheap_u32 *h, int wh
     clheap_add32(h + which, 1u);
 }
 
+#if defined(CLHEAP_FENCE_BY_ATOMIC) && defined(__OPENCL_C_VERSION__)
+/* The fence where fences are barriers (cl/clheap_port.h): adds 0 to the unformatted
+ * counter, whose value it never changes. */
+static CLHEAP_INLINE void clheap_fence_by_atomic(CLHEAP_GLOBAL clheap_u32 *h)
+{
+    (void)clheap_add32(h + CLHEAP_HDR_ERR_UNFORMATTED, 0u);
+}
+#endif
+
+/* A 32-bit mix (lowbias32): spreads work-items over containers, offsets and tests' sizes. */
+static CLHEAP_INLINE clheap_u32 clheap_hash32(clheap_u32 x)
+{
+    x ^= x >> 16;
+    x *= 0x7feb352du;
+    x ^= x >> 15;
+    x *= 0x846ca68bu;
+    x ^= x >> 16;
+    return x;
+}
+
 /* Units needed for a request of `bytes`, or 0 if it is 0 or larger than `limit` units. */
 static CLHEAP_INLINE clheap_u32 clheap_units_for(clheap_size bytes, clheap_u32 limit)
 {

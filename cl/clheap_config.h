@@ -82,6 +82,14 @@
 #define CLHEAP_WRAP_MAX_TRIES 64
 #endif
 
+/* Compare-and-swaps a bump request makes on a device without 64-bit atomics before it
+ * gives up (counted contended). A swap fails only when another request's succeeded, so
+ * a request fails only after this many others were served while it tried; a warp or
+ * SIMD group of n lanes that read one value needs n tries for its last lane. */
+#ifndef CLHEAP_BUMP_CAS_TRIES
+#define CLHEAP_BUMP_CAS_TRIES 1024
+#endif
+
 /* ---- read by cl/clheap_circular.h ---- */
 
 /* Merges a malloc's walk may make: a free chunk too small for it swallows its free

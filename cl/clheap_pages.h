@@ -31,7 +31,7 @@
  * The frontiers (CLHEAP_HDR_PAGES_LOW_FRONTIER, _HIGH_FRONTIER) are hints: any value is
  * valid, and no frame outside the pool is taken. The host starts them at the pool's two
  * ends (host/heap_layout.c). */
-#ifndef CLHEAP_PAGES_H
+#if !defined(CLHEAP_PAGES_H) && (!defined(CLHEAP_ATOMICS64) || CLHEAP_ATOMICS64)
 #define CLHEAP_PAGES_H
 
 #include "clheap_bitmap.h"

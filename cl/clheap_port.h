@@ -10,9 +10,19 @@
 #ifndef CLHEAP_PORT_H
 #define CLHEAP_PORT_H
 
+/* 64-bit atomics (cl_khr_int64_base_atomics and _extended_atomics): 1 unless the host
+ * builds for a device without them (host/heap.c passes -DCLHEAP_ATOMICS64=0). Without
+ * them only the 32-bit helpers exist, and an allocator that needs a 64-bit one does not
+ * compile: the host refuses it first (clheap_allocator_needs_atomics64). */
+#ifndef CLHEAP_ATOMICS64
+#define CLHEAP_ATOMICS64 1
+#endif
+
 #ifdef __OPENCL_C_VERSION__
+#if CLHEAP_ATOMICS64
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
 #pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable
+#endif
 /* OpenCL C 2.0 and later (3.0: where the device has device scope and acquire/release
  * order; without the generic address space the atomics' named-space overloads serve): the
  * memory model's scopes. There OpenCL C 1.2's fences
@@ -68,6 +78,7 @@ static CLHEAP_INLINE clheap_u32 clheap_cas32(CLHEAP_GLOBAL clheap_u32 *p, clheap
                                             CLHEAP_RELAXED_DEVICE);
     return expected; /* the old value, whether or not it swapped */
 }
+#if CLHEAP_ATOMICS64
 static CLHEAP_INLINE clheap_u64 clheap_cas64(CLHEAP_GLOBAL clheap_u64 *p, clheap_u64 expected,
                                              clheap_u64 desired)
 {
@@ -75,10 +86,12 @@ static CLHEAP_INLINE clheap_u64 clheap_cas64(CLHEAP_GLOBAL clheap_u64 *p, clheap
                                             CLHEAP_RELAXED_DEVICE);
     return expected;
 }
+#endif
 static CLHEAP_INLINE clheap_u32 clheap_add32(CLHEAP_GLOBAL clheap_u32 *p, clheap_u32 v)
 {
     return atomic_fetch_add_explicit(CLHEAP_ATOMIC32(p), v, CLHEAP_RELAXED_DEVICE);
 }
+#if CLHEAP_ATOMICS64
 static CLHEAP_INLINE clheap_u64 clheap_add64(CLHEAP_GLOBAL clheap_u64 *p, clheap_u64 v)
 {
     return atomic_fetch_add_explicit(CLHEAP_ATOMIC64(p), v, CLHEAP_RELAXED_DEVICE);
@@ -95,21 +108,25 @@ static CLHEAP_INLINE clheap_u64 clheap_and64(CLHEAP_GLOBAL clheap_u64 *p, clheap
 {
     return atomic_fetch_and_explicit(CLHEAP_ATOMIC64(p), v, CLHEAP_RELAXED_DEVICE);
 }
+#endif
 #else
 static CLHEAP_INLINE clheap_u32 clheap_cas32(CLHEAP_GLOBAL clheap_u32 *p, clheap_u32 expected,
                                              clheap_u32 desired)
 {
     return atomic_cmpxchg((volatile CLHEAP_GLOBAL clheap_u32 *)p, expected, desired);
 }
+#if CLHEAP_ATOMICS64
 static CLHEAP_INLINE clheap_u64 clheap_cas64(CLHEAP_GLOBAL clheap_u64 *p, clheap_u64 expected,
                                              clheap_u64 desired)
 {
     return atom_cmpxchg(p, expected, desired);
 }
+#endif
 static CLHEAP_INLINE clheap_u32 clheap_add32(CLHEAP_GLOBAL clheap_u32 *p, clheap_u32 v)
 {
     return atomic_add((volatile CLHEAP_GLOBAL clheap_u32 *)p, v);
 }
+#if CLHEAP_ATOMICS64
 static CLHEAP_INLINE clheap_u64 clheap_add64(CLHEAP_GLOBAL clheap_u64 *p, clheap_u64 v)
 {
     return atom_add(p, v);
@@ -127,6 +144,7 @@ static CLHEAP_INLINE clheap_u64 clheap_and64(CLHEAP_GLOBAL clheap_u64 *p, clheap
     return atom_and(p, v);
 }
 #endif
+#endif
 /* Publish: everything written before is visible device-wide before what follows.
  * Consume: reads after clheap_fence_acquire see what the publisher wrote before its
  * release fence. Every edge the headers document joins work-groups, so both are device
@@ -143,6 +161,15 @@ static CLHEAP_INLINE void clheap_fence_acquire(void)
 {
     atomic_work_item_fence(CLK_GLOBAL_MEM_FENCE, memory_order_acquire, memory_scope_device);
 }
+#elif defined(CLHEAP_FENCE_BY_ATOMIC)
+/* Where the driver makes OpenCL C 1.2's fences work-group barriers (Mesa 22.3's llvmpipe:
+ * a work-group's SIMD vectors that reach different numbers of fences stop there, and the
+ * work-items beyond a fence never run; host/heap.c probes for it and passes this), each
+ * fence is an atomic add of 0 to a header word (clheap_fence_by_atomic, cl/clheap_common.h):
+ * the compiler keeps accesses on their side of it, and those drivers lower it to a
+ * locked CPU instruction, a full fence. Every caller has the heap's words in `h`. */
+#define clheap_fence_release() clheap_fence_by_atomic(h)
+#define clheap_fence_acquire() clheap_fence_by_atomic(h)
 #else
 static CLHEAP_INLINE void clheap_fence_release(void) { write_mem_fence(CLK_GLOBAL_MEM_FENCE); }
 static CLHEAP_INLINE void clheap_fence_acquire(void) { read_mem_fence(CLK_GLOBAL_MEM_FENCE); }

@@ -10,7 +10,7 @@
  *          (cl/clheap_pages.h: 64-frame segments and the free frames of broken
  *          ones in two hierarchical bitmaps; the unused tail of a run is given back
  *          at once). */
-#ifndef CLHEAP_TIER_H
+#if !defined(CLHEAP_TIER_H) && (!defined(CLHEAP_ATOMICS64) || CLHEAP_ATOMICS64)
 #define CLHEAP_TIER_H
 
 #include "clheap_blocks.h"
