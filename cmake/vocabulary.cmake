@@ -17,7 +17,10 @@ set(CLHEAP_ALLOCATORS
   "8|CLHEAP_BLOCK_ALLOC|CLHEAP_KIND_BLOCKS|BlockAlloc|DynaSOAr blocks of up to 64 slots, one size class each"
   "9|CLHEAP_TIER_ALLOC|CLHEAP_KIND_TIER|TierAlloc|the default: blocks for small sizes, page runs up to the whole pool (cl/clheap_tier.h)"
   "10|CLHEAP_FREE_HEAP|CLHEAP_KIND_FREEHEAP|FreeHeap|paper 003: boundary tags, a max-heap of free blocks, strided requests, serial (cl/clheap_freeheap.h)")
+# CLHEAP_AUTO_ALLOCATOR (0, what clheap_heap_config_default() chooses) resolves, at heap
+# creation, to the default, or to the fallback on a device without 64-bit atomics.
 set(CLHEAP_DEFAULT_ALLOCATOR CLHEAP_TIER_ALLOC)
+set(CLHEAP_FALLBACK_ALLOCATOR CLHEAP_CMMALLOC)
 
 # Error counters device code keeps in the heap header, in word order:
 # header word|device macro|field of clheap_heap_errors and key of the stats JSON|status

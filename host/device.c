@@ -81,6 +81,34 @@ clheap_status clheap_select_device(cl_platform_id *platform_out, cl_device_id *d
     return CLHEAP_ERROR_NO_DEVICE;
 }
 
+/* Whether the space-separated list names `extension` as a whole word. */
+static int lists_extension(const char *list, const char *extension)
+{
+    size_t n = strlen(extension);
+    for (const char *at = strstr(list, extension); at; at = strstr(at + 1, extension))
+        if ((at == list || at[-1] == ' ') && (at[n] == ' ' || at[n] == '\0'))
+            return 1;
+    return 0;
+}
+
+int clheap_device_has_atomics64(cl_device_id device)
+{
+    const char *forced = getenv("CLHEAP_ATOMICS64");
+    if (forced && strcmp(forced, "0") == 0)
+        return 0;
+    size_t bytes = 0;
+    if (clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, 0, NULL, &bytes) != CL_SUCCESS || bytes == 0)
+        return 0;
+    char *list = calloc(1, bytes + 1);
+    if (!list)
+        return 0;
+    int has = clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, bytes, list, NULL) == CL_SUCCESS &&
+              lists_extension(list, "cl_khr_int64_base_atomics") &&
+              lists_extension(list, "cl_khr_int64_extended_atomics");
+    free(list);
+    return has;
+}
+
 void clheap_describe_device(cl_device_id device, char *buf, size_t len)
 {
     if (!buf || len == 0)
@@ -91,5 +119,8 @@ void clheap_describe_device(cl_device_id device, char *buf, size_t len)
     if (platform)
         clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof pname - 1, pname, NULL);
     clGetDeviceInfo(device, CL_DEVICE_NAME, sizeof dname - 1, dname, NULL);
-    snprintf(buf, len, "%s / %s", pname, dname);
+    snprintf(buf, len, "%s / %s (%s)", pname, dname,
+             clheap_device_has_atomics64(device)
+                 ? "64-bit atomics: every allocator, default TierAlloc"
+                 : "32-bit atomics: AtomicMalloc, AtomicWrapMalloc, CMalloc, CMMalloc, FreeHeap, default CMMalloc");
 }

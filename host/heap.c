@@ -40,6 +40,8 @@ struct clheap_heap {
     clheap_heap_config config;
     clheap_layout layout;
     int warp_coalescing; /* BlockAlloc, TierAlloc, circular family on NVIDIA: ptx_level() */
+    int atomics64;       /* clheap_device_has_atomics64: 0 builds with -DCLHEAP_ATOMICS64=0 */
+    int fence_by_atomic; /* fences_are_barriers: -DCLHEAP_FENCE_BY_ATOMIC=1 */
     pthread_mutex_t lock;      /* recursive: every call but build_program holds it (enter) */
     cl_command_queue *queues;  /* other queues enqueue_malloc/free used, retained: grow and */
     size_t queue_count;        /* destroy finish them (their work reads the buffer) */
@@ -77,6 +79,71 @@ static int probe_builds(cl_context context, cl_device_id device, const char *sou
     int ok = clBuildProgram(probe, 1, &device, "", NULL, NULL) == CL_SUCCESS;
     clReleaseProgram(probe);
     return ok;
+}
+
+/* Work-items of one work-group that make different numbers of fences, each counting
+ * its own: where a fence is a work-group barrier (Mesa 22.3's llvmpipe), those past the
+ * fences the others never reach stop there and their count falls short. */
+static const char *fence_probe_source =
+    "__kernel void probe(__global uint *out) {\n"
+    "    uint l = get_local_id(0), n = 0;\n"
+    "    for (uint i = 0; i < l; i++) {\n"
+    "        read_mem_fence(CLK_GLOBAL_MEM_FENCE);\n"
+    "        n++;\n"
+    "    }\n"
+    "    out[l] = n + 1;\n"
+    "}\n";
+enum { FENCE_PROBE_ITEMS = 64 };
+
+/* Runs the probe: 1 if it finished and some work-item's count fell short. */
+static int probe_fence_counts(cl_context context, cl_device_id device, cl_program probe, size_t items)
+{
+    cl_int err;
+    cl_uint out[FENCE_PROBE_ITEMS] = {0};
+    cl_kernel kernel = clCreateKernel(probe, "probe", &err);
+    cl_command_queue queue = err == CL_SUCCESS ? clCreateCommandQueue(context, device, 0, &err) : NULL;
+    cl_mem buffer = err == CL_SUCCESS ? clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                                                       sizeof out, out, &err) : NULL;
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(kernel, 0, sizeof buffer, &buffer);
+    if (err == CL_SUCCESS)
+        err = clEnqueueNDRangeKernel(queue, kernel, 1, NULL, &items, &items, 0, NULL, NULL);
+    if (err == CL_SUCCESS)
+        err = clEnqueueReadBuffer(queue, buffer, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL);
+    int short_count = 0;
+    for (size_t l = 0; err == CL_SUCCESS && l < items; l++)
+        short_count |= out[l] != l + 1u;
+    if (buffer)
+        clReleaseMemObject(buffer);
+    if (queue)
+        clReleaseCommandQueue(queue);
+    if (kernel)
+        clReleaseKernel(kernel);
+    return short_count;
+}
+
+/* 1 where OpenCL C 1.2's fences act as work-group barriers, which the allocators' fences
+ * in divergent code cannot be (cl/clheap_port.h, CLHEAP_FENCE_BY_ATOMIC). NVIDIA's are not
+ * (and its compiles are costly), so it is not probed. */
+static int fences_are_barriers(cl_context context, cl_device_id device)
+{
+    char platform_name[256] = "";
+    cl_platform_id platform = NULL;
+    size_t max_group = 0;
+    clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, NULL);
+    clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof platform_name - 1, platform_name, NULL);
+    clGetDeviceInfo(device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof max_group, &max_group, NULL);
+    if (strstr(platform_name, "NVIDIA") || max_group < 2)
+        return 0;
+    cl_int err;
+    cl_program probe = clCreateProgramWithSource(context, 1, &fence_probe_source, NULL, &err);
+    if (err != CL_SUCCESS)
+        return 0;
+    int barriers = clBuildProgram(probe, 1, &device, "", NULL, NULL) == CL_SUCCESS &&
+                   probe_fence_counts(context, device, probe,
+                                      max_group < FENCE_PROBE_ITEMS ? max_group : FENCE_PROBE_ITEMS);
+    clReleaseProgram(probe);
+    return barriers;
 }
 
 /* 0: no inline PTX (not NVIDIA, or the probe failed); 1: warp coalescing; 2: also redux. */
@@ -189,9 +256,11 @@ clheap_allocator clheap_heap_allocator(const clheap_heap *heap)
 /* The options, for a heap being created (not registered yet) or a live one. */
 static clheap_status write_build_options(const clheap_heap *heap, char *buf, size_t len)
 {
-    int n = snprintf(buf, len, "-DCLHEAP_ALLOCATOR=%d%s%s", (int)heap->config.allocator,
+    int n = snprintf(buf, len, "-DCLHEAP_ALLOCATOR=%d%s%s%s%s", (int)heap->config.allocator,
                      heap->warp_coalescing ? " -DCLHEAP_HAVE_PTX=1" : "",
-                     heap->warp_coalescing > 1 ? " -DCLHEAP_HAVE_REDUX=1" : "");
+                     heap->warp_coalescing > 1 ? " -DCLHEAP_HAVE_REDUX=1" : "",
+                     heap->atomics64 ? "" : " -DCLHEAP_ATOMICS64=0",
+                     heap->fence_by_atomic ? " -DCLHEAP_FENCE_BY_ATOMIC=1" : "");
     return n >= 0 && (size_t)n < len ? CLHEAP_SUCCESS : CLHEAP_ERROR_BUFFER_TOO_SMALL;
 }
 
@@ -469,6 +538,12 @@ clheap_status clheap_heap_create(cl_context context, cl_device_id device, cl_com
         return CLHEAP_ERROR_SIZE_TOO_LARGE;
     if (cfg.grow.factor != 0.0 && !(cfg.grow.factor > 1.0 && isfinite(cfg.grow.factor)))
         return CLHEAP_ERROR_INVALID_ARGUMENT; /* 0 (never grows), or finite and above 1 */
+    /* Without 64-bit atomics only the allocators whose atomic words are 32-bit build
+     * (cl/clheap_port.h); the default becomes the best of those. */
+    int atomics64 = clheap_device_has_atomics64(device);
+    cfg.allocator = clheap_allocator_for_device(cfg.allocator, atomics64);
+    if (clheap_allocator_name(cfg.allocator) && !atomics64 && clheap_allocator_needs_atomics64(cfg.allocator))
+        return CLHEAP_ERROR_UNSUPPORTED;
 
     clheap_heap *heap = calloc(1, sizeof *heap);
     if (!heap)
@@ -485,6 +560,8 @@ clheap_status clheap_heap_create(cl_context context, cl_device_id device, cl_com
         return CLHEAP_ERROR_OUT_OF_HOST_MEMORY;
     }
     heap->config = cfg;
+    heap->atomics64 = atomics64;
+    heap->fence_by_atomic = fences_are_barriers(context, device);
     clheap_status status = clheap_layout_plan(&cfg, compute_units, &heap->layout);
     if (status != CLHEAP_SUCCESS) {
         pthread_mutex_destroy(&heap->lock);

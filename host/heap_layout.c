@@ -27,7 +27,7 @@ clheap_heap_config clheap_heap_config_default(void)
 {
     clheap_heap_config config;
     memset(&config, 0, sizeof config);
-    config.allocator = CLHEAP_DEFAULT_ALLOCATOR;
+    config.allocator = CLHEAP_AUTO_ALLOCATOR;
     config.size_bytes = 64u << 20;
     config.presplit = CLHEAP_PRESPLIT_BINARY_HEAP;
     config.min_chunk_bytes = 256;
@@ -67,6 +67,16 @@ int clheap_allocator_has_blocks(clheap_allocator a)
 int clheap_allocator_is_multi(clheap_allocator a)
 {
     return a == CLHEAP_CMMALLOC || a == CLHEAP_CFMMALLOC;
+}
+int clheap_allocator_needs_atomics64(clheap_allocator a)
+{
+    return clheap_allocator_is_bitmap(a) || clheap_allocator_is_fused(a);
+}
+clheap_allocator clheap_allocator_for_device(clheap_allocator a, int atomics64)
+{
+    if (a != CLHEAP_AUTO_ALLOCATOR)
+        return a;
+    return atomics64 ? CLHEAP_DEFAULT_ALLOCATOR : CLHEAP_FALLBACK_ALLOCATOR;
 }
 
 /* Binary pre-split of one sub-heap: the most levels whose smallest chunk still has
@@ -285,6 +295,9 @@ clheap_status clheap_layout_plan(const clheap_heap_config *config, uint32_t comp
                                  clheap_layout *layout)
 {
     memset(layout, 0, sizeof *layout);
+    clheap_heap_config concrete = *config; /* the host's core (tests) has 64-bit atomics */
+    concrete.allocator = clheap_allocator_for_device(config->allocator, 1);
+    config = &concrete;
     clheap_allocator a = config->allocator;
     if (!clheap_allocator_name(a))
         return CLHEAP_ERROR_INVALID_ARGUMENT;

@@ -23,6 +23,9 @@ clheap_status core_heap_create(const clheap_heap_config *config, uint32_t comput
                                core_heap *heap)
 {
     memset(heap, 0, sizeof *heap);
+    clheap_heap_config concrete = *config; /* the host has 64-bit atomics */
+    concrete.allocator = clheap_allocator_for_device(config->allocator, 1);
+    config = &concrete;
     clheap_layout layout;
     clheap_status status = clheap_layout_plan(config, compute_units, &layout);
     if (status != CLHEAP_SUCCESS)

@@ -246,8 +246,9 @@ static int group_setup(void **state)
         return -1;
     clheap_heap_config config = clheap_heap_config_default(); /* TierAlloc: nothing chosen */
     config.size_bytes = HEAP_BYTES;
-    if (config.allocator != CLHEAP_TIER_ALLOC ||
-        clheap_heap_create(t->cl.context, t->cl.device, t->cl.queue, &config, &t->heap) != CLHEAP_SUCCESS)
+    if (config.allocator != CLHEAP_AUTO_ALLOCATOR ||
+        clheap_heap_create(t->cl.context, t->cl.device, t->cl.queue, &config, &t->heap) != CLHEAP_SUCCESS ||
+        clheap_heap_allocator(t->heap) != CLHEAP_TIER_ALLOC)
         return -1;
     static char log[16384];
     if (clheap_heap_build_program(t->heap, 1, &kernels, NULL, &t->program, log, sizeof log) != CLHEAP_SUCCESS) {

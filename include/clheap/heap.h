@@ -3,7 +3,7 @@
  * (cl/clheap.cl). The allocator is chosen when the heap is created and compiled into
  * every program that uses the heap (one code path per program, no run-time switch).
  *
- *   clheap_heap_config config = clheap_heap_config_default();   // TierAlloc, every size
+ *   clheap_heap_config config = clheap_heap_config_default();   // the device's best allocator
  *   config.size_bytes = 256 << 20;
  *   clheap_heap *heap;  clheap_heap_create(context, device, queue, &config, &heap);
  *   clheap_heap_build_program(heap, 1, &my_source, "", &program, log, sizeof log);
@@ -58,7 +58,7 @@ typedef struct clheap_grow_policy {
 } clheap_grow_policy;
 
 typedef struct clheap_heap_config {
-    clheap_allocator allocator;
+    clheap_allocator allocator;   /**< CLHEAP_AUTO_ALLOCATOR (0, the default): the device's best */
     uint64_t size_bytes;          /**< 1 MiB .. CL_DEVICE_MAX_MEM_ALLOC_SIZE (and 64 GiB, fused 32 GiB) */
     clheap_presplit presplit;     /**< circular family only */
     uint32_t min_chunk_bytes;     /**< binary pre-split: smallest level's chunk (default 256) */
@@ -87,6 +87,8 @@ typedef struct clheap_heap_config {
     clheap_grow_policy grow;      /**< see clheap_heap_grow_if_needed */
 } clheap_heap_config;
 
+/** Allocator CLHEAP_AUTO_ALLOCATOR (TierAlloc, or CMMalloc on a device without 64-bit
+ * atomics: clheap_device_has_atomics64), 64 MiB, and the defaults each field names. */
 clheap_heap_config clheap_heap_config_default(void);
 
 typedef struct clheap_heap clheap_heap;
@@ -134,7 +136,9 @@ typedef struct clheap_heap_stats {
 /** Makes the heap buffer and initialises it on the device (time proportional to the
  * number of pre-split chunks, not to the heap size). queue must belong to context and
  * device; the heap retains it and enqueues all its work there. config NULL: the
- * defaults (clheap_heap_config_default). */
+ * defaults (clheap_heap_config_default). CLHEAP_AUTO_ALLOCATOR becomes the device's
+ * best (clheap_heap_allocator says which); an allocator that needs 64-bit atomics on a
+ * device without them: CLHEAP_ERROR_UNSUPPORTED. */
 clheap_status clheap_heap_create(cl_context context, cl_device_id device, cl_command_queue queue,
                                  const clheap_heap_config *config, clheap_heap **out);
 

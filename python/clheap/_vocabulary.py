@@ -16,8 +16,10 @@ ALLOCATORS = {
     "FreeHeap": 10,
 }
 
-#: What clheap_heap_config_default() chooses.
+#: What the default (allocator None, CLHEAP_AUTO_ALLOCATOR) becomes: DEFAULT_ALLOCATOR,
+#: or FALLBACK_ALLOCATOR on a device without 64-bit atomics.
 DEFAULT_ALLOCATOR = "TierAlloc"
+FALLBACK_ALLOCATOR = "CMMalloc"
 
 #: The device's error counters (clheap_heap_errors' fields, in order): (field, header
 #: word, status name clheap_heap_read_errors answers, what it counts).

@@ -11,7 +11,7 @@ import pyopencl.array as cl_array
 
 from ._errors import STATUS, BuildError, Closable, Error, HeapCorrupt, check
 from ._lib import HEAP_STATS_BYTES, HeapConfig, HeapErrors, lib
-from ._vocabulary import ALLOCATORS, DEFAULT_ALLOCATOR, DEVICE_ERRORS
+from ._vocabulary import ALLOCATORS, DEVICE_ERRORS
 
 # The statuses clheap_heap_read_errors answers for non-zero counters: counts, not failures.
 _COUNTER_STATUSES = {STATUS[status] for _field, _word, status, _what in DEVICE_ERRORS}
@@ -26,7 +26,10 @@ class Heap(Closable):
     """One `cl_mem` that kernels allocate from with ``clheap_malloc`` / ``clheap_free``
     (and calloc, realloc, aligned_alloc; cl/clheap.cl).
 
-    `allocator` is a name from :data:`clheap.ALLOCATORS`. `grow` is None (never grow), a
+    `allocator` is a name from :data:`clheap.ALLOCATORS`, or None (the default): the
+    device's best, :data:`clheap.DEFAULT_ALLOCATOR`, or :data:`clheap.FALLBACK_ALLOCATOR`
+    on a device without 64-bit atomics; :attr:`allocator` names the one the heap got.
+    `grow` is None (never grow), a
     factor above 1, or ``(factor, max_bytes)``: see :meth:`grow_if_needed`. With
     `typed_classes`, TierAlloc keeps each size class in blocks of its own (a class is a
     type for ``parallel_do``). Every call is enqueued on `queue` (default: a new in-order
@@ -36,17 +39,17 @@ class Heap(Closable):
 
     def __init__(self, context: cl.Context, device: Optional[cl.Device] = None,
                  queue: Optional[cl.CommandQueue] = None, size: int = 64 << 20,
-                 allocator: str = DEFAULT_ALLOCATOR, grow: GrowSpec = None,
+                 allocator: Optional[str] = None, grow: GrowSpec = None,
                  typed_classes: bool = False):
-        if allocator not in ALLOCATORS:
+        if allocator is not None and allocator not in ALLOCATORS:
             raise ValueError(f"unknown allocator {allocator!r}; valid: {', '.join(ALLOCATORS)}")
         self._handle: Optional[int] = None
         self.context = context
         self.device = device if device is not None else context.devices[0]
         self.queue = queue if queue is not None else cl.CommandQueue(context, self.device)
-        self.allocator = allocator
         config = lib.clheap_heap_config_default()
-        config.allocator = ALLOCATORS[allocator]
+        if allocator is not None:
+            config.allocator = ALLOCATORS[allocator]
         config.size_bytes = int(size)
         config.typed_classes = 1 if typed_classes else 0
         if grow is not None:
@@ -57,6 +60,7 @@ class Heap(Closable):
         check(lib.clheap_heap_create(self.context.int_ptr, self.device.int_ptr, self.queue.int_ptr,
                                      ctypes.byref(config), ctypes.byref(handle)), "clheap_heap_create")
         self._handle = handle.value
+        self.allocator = lib.clheap_allocator_name(lib.clheap_heap_allocator(self._handle)).decode()
 
     # ---- life ----------------------------------------------------------------------
     def close(self) -> None:
@@ -197,6 +201,12 @@ class Heap(Closable):
         status = lib.clheap_heap_enqueue_free(self._live(), queue.int_ptr, handles.size, _mem(handles),
                                               handles.offset // 4, 0, None, None)
         check(status, "clheap_heap_enqueue_free")
+
+
+def device_has_atomics64(device: cl.Device) -> bool:
+    """Whether `device` has 64-bit atomics, which BitmapAlloc, BlockAlloc, TierAlloc and
+    the fused circular variants need (False also under ``CLHEAP_ATOMICS64=0``)."""
+    return bool(lib.clheap_device_has_atomics64(device.int_ptr))
 
 
 def _mem(array: cl_array.Array) -> Optional[int]:
