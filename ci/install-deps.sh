@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config git
-  ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
+  ocl-icd-opencl-dev opencl-headers pocl-opencl-icd mesa-opencl-icd clinfo
   libcmocka-dev python3
   python3-dev python3-venv python3-pyopencl python3-numpy python3-pytest python3-setuptools python3-wheel
   clang libclang-rt-14-dev llvm-spirv-14 spirv-tools

@@ -5,6 +5,8 @@
 #     timeout; OpenCL C 1.2 and device-scope atomics), SPIR-V modules of every allocator
 #     validated, the allocator core under ThreadSanitizer, an install into a temporary
 #     prefix that examples/ then builds against, the demo, the benchmarks in quick mode;
+#     and the device tests of the 32-bit build on Mesa's rusticl (llvmpipe, no 64-bit
+#     atomics), also with one llvmpipe thread, and forced on PoCL;
 #  2. a clang AddressSanitizer + UndefinedBehaviorSanitizer build of the same (less the
 #     runs that change only the device's schedule, OpenCL C version or SPIR-V: their host
 #     paths run in their twins), plus a short libFuzzer run of the core against its model;
@@ -22,7 +24,7 @@ configure_and_build() {
 }
 
 echo "== plain build =="
-configure_and_build build-ci -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCLHEAP_REQUIRE_SPIRV=ON
+configure_and_build build-ci -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCLHEAP_REQUIRE_SPIRV=ON -DCLHEAP_TEST_RUSTICL=ON
 ctest --test-dir build-ci --output-on-failure
 
 echo "== clang: address + undefined-behaviour sanitizers, fuzzer =="

@@ -1,0 +1,224 @@
+/* Devices without 64-bit atomics (cl/clheap_port.h, CLHEAP_ATOMICS64): the default
+ * becomes the fallback, the allocators that need 64-bit atomics are refused, and the
+ * others run a random stress with every word stamped and verified, bad frees counted and
+ * the heap check sound. On a device with them, the same tests check the other side: the
+ * default is TierAlloc and nothing is refused. CI runs it on PoCL as it is, on PoCL with
+ * CLHEAP_ATOMICS64=0 (the 32-bit build forced), and on Mesa's rusticl (none). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fixture.h"
+
+enum { HEAP_BYTES = 16 << 20, ITEMS = 1024, LOCAL = 64, ROUNDS = 3, LARGEST = 8192 };
+
+static const char *kernels =
+    "/* Each work-item mallocs a random size and stamps every word with its id and round. */\n"
+    "__kernel void stamp(__global clheap_heap *heap, __global uint *units, __global uint *sizes, uint round) {\n"
+    "    uint i = get_global_id(0);\n"
+    "    uint size = 4u + clheap_hash32(i * 2654435761u + round) % " "8192u;\n"
+    "    __global uint *p = clheap_malloc(heap, size);\n"
+    "    units[i] = clheap_unit_of(heap, p);\n"
+    "    sizes[i] = size;\n"
+    "    for (uint w = 0; p && w < size / 4u; w++) p[w] = i ^ (round << 24) ^ (w << 12);\n"
+    "}\n"
+    "__kernel void verify_free(__global clheap_heap *heap, __global const uint *units,\n"
+    "                          __global const uint *sizes, uint round, __global uint *wrong) {\n"
+    "    uint i = get_global_id(0);\n"
+    "    __global uint *p = (__global uint *)clheap_pointer(heap, units[i]);\n"
+    "    for (uint w = 0; p && w < sizes[i] / 4u; w++)\n"
+    "        if (p[w] != (i ^ (round << 24) ^ (w << 12))) atomic_inc(wrong);\n"
+    "    if (p && (i & 1u)) clheap_free(heap, p);\n"
+    "}\n"
+    "/* Frees of what is already free: at the start, and 16 bytes in. */\n"
+    "__kernel void bad_frees(__global clheap_heap *heap, __global const uint *units) {\n"
+    "    uint i = get_global_id(0);\n"
+    "    __global uchar *p = (__global uchar *)clheap_pointer(heap, units[i]);\n"
+    "    if (p && (i & 1u)) clheap_free(heap, p);\n"
+    "    else if (p) clheap_free(heap, p + 16);\n"
+    "}\n"
+    "__kernel void free_rest(__global clheap_heap *heap, __global const uint *units) {\n"
+    "    uint i = get_global_id(0);\n"
+    "    if (!(i & 1u)) clheap_free(heap, clheap_pointer(heap, units[i]));\n"
+    "}\n";
+
+static int needs_atomics64(clheap_allocator a)
+{
+    return a == CLHEAP_CFMALLOC || a == CLHEAP_CFMMALLOC || a == CLHEAP_BITMAP_ALLOC || a == CLHEAP_BLOCK_ALLOC ||
+           a == CLHEAP_TIER_ALLOC;
+}
+
+static int group_setup(void **state)
+{
+    cl_fixture *f = calloc(1, sizeof *f);
+    if (!f || cl_fixture_open(f) != 0)
+        return -1;
+    *state = f;
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    cl_fixture_close(*state);
+    free(*state);
+    return 0;
+}
+
+/* The default resolves by the device, and the options and the description say which. */
+static void default_is_the_devices_best(void **state)
+{
+    cl_fixture *f = *state;
+    int atomics64 = clheap_device_has_atomics64(f->device);
+    clheap_heap *heap = NULL;
+    assert_int_equal(clheap_heap_config_default().allocator, CLHEAP_AUTO_ALLOCATOR);
+    assert_int_equal(clheap_heap_create(f->context, f->device, f->queue, NULL, &heap), CLHEAP_SUCCESS);
+    assert_int_equal(clheap_heap_allocator(heap), atomics64 ? CLHEAP_DEFAULT_ALLOCATOR : CLHEAP_FALLBACK_ALLOCATOR);
+    char options[256], described[1024];
+    assert_int_equal(clheap_heap_build_options(heap, options, sizeof options), CLHEAP_SUCCESS);
+    assert_int_equal(strstr(options, "-DCLHEAP_ATOMICS64=0") != NULL, !atomics64);
+    clheap_describe_device(f->device, described, sizeof described);
+    assert_non_null(strstr(described, atomics64 ? "64-bit atomics" : "32-bit atomics"));
+    print_message("%s: %s\n", described, options);
+    assert_heap_sound(heap, "default");
+    clheap_heap_destroy(heap);
+}
+
+/* Each allocator that needs 64-bit atomics is refused where there are none, and the
+ * refusal says why; every allocator is made where there are. */
+static void allocators_needing_atomics64_are_refused(void **state)
+{
+    cl_fixture *f = *state;
+    int atomics64 = clheap_device_has_atomics64(f->device);
+    for (int a = CLHEAP_ATOMIC_MALLOC; a <= CLHEAP_ALLOCATOR_LAST; a++) {
+        clheap_heap_config config = clheap_heap_config_default();
+        config.allocator = (clheap_allocator)a;
+        config.size_bytes = HEAP_BYTES;
+        clheap_heap *heap = NULL;
+        clheap_status status = clheap_heap_create(f->context, f->device, f->queue, &config, &heap);
+        if (!atomics64 && needs_atomics64((clheap_allocator)a)) {
+            assert_int_equal(status, CLHEAP_ERROR_UNSUPPORTED);
+            assert_null(heap);
+            assert_non_null(strstr(clheap_status_string(status), "64-bit atomics"));
+        } else {
+            assert_int_equal(status, CLHEAP_SUCCESS);
+            assert_int_equal(clheap_heap_allocator(heap), a);
+            clheap_heap_destroy(heap);
+        }
+    }
+}
+
+static cl_mem buffer(cl_fixture *f, size_t bytes)
+{
+    cl_int err;
+    cl_mem b = clCreateBuffer(f->context, CL_MEM_READ_WRITE, bytes, NULL, &err);
+    assert_int_equal(err, CL_SUCCESS);
+    return b;
+}
+
+static void run(cl_fixture *f, cl_kernel k, int args, ...)
+{
+    va_list ap;
+    va_start(ap, args);
+    for (int i = 1; i <= args; i++) {
+        size_t size = va_arg(ap, size_t);
+        const void *value = va_arg(ap, const void *);
+        assert_int_equal(clSetKernelArg(k, (cl_uint)i, size, value), CL_SUCCESS);
+    }
+    va_end(ap);
+    size_t global = ITEMS, local = LOCAL;
+    assert_int_equal(clEnqueueNDRangeKernel(f->queue, k, 1, NULL, &global, &local, 0, NULL, NULL), CL_SUCCESS);
+    assert_int_equal(clFinish(f->queue), CL_SUCCESS);
+}
+
+/* Rounds of random sizes (every word stamped, verified, half freed), then bad frees
+ * counted without a change to the heap, then everything freed and the pool whole. */
+static void stress_allocator(cl_fixture *f, clheap_allocator allocator)
+{
+    clheap_heap *heap = fixture_heap(f, allocator, HEAP_BYTES);
+    cl_program program;
+    static char log[16384];
+    assert_int_equal(clheap_heap_build_program(heap, 1, &kernels, NULL, &program, log, sizeof log), CLHEAP_SUCCESS);
+    cl_int err;
+    cl_kernel stamp = clCreateKernel(program, "stamp", &err), verify = clCreateKernel(program, "verify_free", &err);
+    cl_kernel bad = clCreateKernel(program, "bad_frees", &err), rest = clCreateKernel(program, "free_rest", &err);
+    assert_int_equal(err, CL_SUCCESS);
+    cl_mem units = buffer(f, ITEMS * 4), sizes = buffer(f, ITEMS * 4), wrong = buffer(f, 4);
+    cl_kernel all[4] = {stamp, verify, bad, rest};
+    for (int k = 0; k < 4; k++)
+        assert_int_equal(clheap_heap_set_kernel_arg(heap, all[k], 0), CLHEAP_SUCCESS);
+    int bump = allocator == CLHEAP_ATOMIC_MALLOC || allocator == CLHEAP_ATOMIC_WRAP_MALLOC;
+    cl_uint zero = 0, granted = 0;
+    for (cl_uint round = 0; round < (bump ? 1u : (cl_uint)ROUNDS); round++) {
+        clheap_heap_errors before, after;
+        assert_int_equal(clheap_heap_read_errors(heap, &before), CLHEAP_SUCCESS);
+        assert_int_equal(clEnqueueWriteBuffer(f->queue, wrong, CL_TRUE, 0, 4, &zero, 0, NULL, NULL), CL_SUCCESS);
+        run(f, stamp, 3, sizeof units, &units, sizeof sizes, &sizes, sizeof round, &round);
+        run(f, verify, 4, sizeof units, &units, sizeof sizes, &sizes, sizeof round, &round, sizeof wrong, &wrong);
+        cl_uint words_wrong = 1, got[ITEMS];
+        assert_int_equal(clEnqueueReadBuffer(f->queue, wrong, CL_TRUE, 0, 4, &words_wrong, 0, NULL, NULL), CL_SUCCESS);
+        assert_int_equal(words_wrong, 0);
+        assert_int_equal(clEnqueueReadBuffer(f->queue, units, CL_TRUE, 0, sizeof got, got, 0, NULL, NULL), CL_SUCCESS);
+        granted = 0;
+        for (int i = 0; i < ITEMS; i++)
+            granted += got[i] != 0;
+        /* Every NULL is counted, and nothing else is. */
+        clheap_status read = clheap_heap_read_errors(heap, &after);
+        assert_true(read == CLHEAP_SUCCESS || read == CLHEAP_ERROR_DEVICE_OUT_OF_MEMORY);
+        assert_int_equal(after.out_of_memory - before.out_of_memory + after.contended - before.contended,
+                         ITEMS - granted);
+        assert_int_equal(after.bad_size + after.free_outside + after.free_unaligned + after.free_not_chunk +
+                             after.double_free, 0);
+        assert_true(granted > ITEMS / 2);
+        assert_heap_sound(heap, clheap_allocator_name(allocator));
+        if (!bump) /* the even ones, which the round kept live */
+            run(f, rest, 1, sizeof units, &units);
+    }
+    if (!bump) {
+        /* Every allocation of the last round is free: each is freed again, the odd ones at
+         * their start, the even ones 16 bytes in (a double free, or no chunk there where
+         * the free chunks merged). Each is counted once, and the heap is as it was. */
+        run(f, bad, 1, sizeof units, &units);
+        clheap_heap_errors e;
+        assert_int_equal(clheap_heap_read_errors(heap, &e), CLHEAP_ERROR_DEVICE_BAD_FREE);
+        assert_int_equal(e.free_outside + e.free_unaligned + e.free_not_chunk + e.double_free, granted);
+        assert_heap_sound(heap, "after bad frees");
+        clheap_heap_stats s;
+        assert_int_equal(clheap_heap_calculate_stats(heap, &s), CLHEAP_SUCCESS);
+        assert_int_equal(s.live_bytes, 0);
+        assert_int_equal(s.free_bytes, s.pool_bytes);
+    }
+    clReleaseMemObject(units);
+    clReleaseMemObject(sizes);
+    clReleaseMemObject(wrong);
+    for (int k = 0; k < 4; k++)
+        clReleaseKernel(all[k]);
+    clReleaseProgram(program);
+    clheap_heap_destroy(heap);
+}
+
+/* Every allocator the device runs without 64-bit atomics (all four on any device). */
+static void the_32_bit_allocators_stay_sound(void **state)
+{
+    const clheap_allocator allocators[] = {CLHEAP_ATOMIC_MALLOC, CLHEAP_ATOMIC_WRAP_MALLOC, CLHEAP_CMALLOC,
+                                           CLHEAP_CMMALLOC};
+    for (size_t i = 0; i < sizeof allocators / sizeof *allocators; i++) {
+        print_message("%s\n", clheap_allocator_name(allocators[i]));
+        stress_allocator(*state, allocators[i]);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(default_is_the_devices_best),
+        cmocka_unit_test(allocators_needing_atomics64_are_refused),
+        cmocka_unit_test(the_32_bit_allocators_stay_sound),
+    };
+    return cmocka_run_group_tests_name("atomics32", tests, group_setup, group_teardown);
+}
