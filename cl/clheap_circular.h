@@ -479,13 +479,15 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_claim(CLHEAP_GLOBAL clheap_u32 *
     if (o < first || o >= sentinel)
         o = home;
     clheap_u32 start = o, next = 0u, prev = 0u, merges = 0u, steps_back = 0u;
-    int wrapped = 0, restarts = 0;
+    int wrapped = 0, restarts = 0, claimed = 0;
+    /* One exit: every way out of the walk breaks to the test after it. (Mesa 22.3's
+     * llvmpipe gave lanes that returned from inside this loop another lane's chunk.) */
     for (;;) {
         if (o == sentinel) {
             /* A lap that began at the first chunk ends here; any other wraps once. */
             if (wrapped || start == first) {
                 *why = CLHEAP_HDR_ERR_OUT_OF_MEMORY;
-                return 0u;
+                break;
             }
             wrapped = 1;
             o = first;
@@ -493,9 +495,9 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_claim(CLHEAP_GLOBAL clheap_u32 *
         }
         if (wrapped && o >= start) {
             *why = CLHEAP_HDR_ERR_OUT_OF_MEMORY;
-            return 0u;
+            break;
         }
-        int claimed = clheap_try_claim(h, fused, o, need, sentinel, &next);
+        claimed = clheap_try_claim(h, fused, o, need, sentinel, &next);
         CLHEAP_CIRCULAR_EVENT(STEP);
         if (claimed == 2) { /* free but too small: merge it with free successors until it fits */
             CLHEAP_CIRCULAR_EVENT(SMALL);
@@ -532,7 +534,7 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_claim(CLHEAP_GLOBAL clheap_u32 *
             CLHEAP_CIRCULAR_EVENT(RESTART);
             if (++restarts > CLHEAP_MAX_RESTARTS) {
                 *why = CLHEAP_HDR_ERR_CONTENDED;
-                return 0u;
+                break;
             }
             o = start = o != home ? home : first;
             prev = 0u;
@@ -542,6 +544,8 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_claim(CLHEAP_GLOBAL clheap_u32 *
         prev = o;
         o = next;
     }
+    if (claimed <= 0)
+        return 0u;
     int moves_rover = clheap_circular_moves_rover(h, multi, next - o, need);
     if (next - o >= need + CLHEAP_MIN_CHUNK_UNITS) {
         clheap_u32 rest = o + need;
