@@ -9,12 +9,18 @@
  *
  * The counter is 64-bit units since pool start, so requests past the end (which still
  * add to it) can never wrap it round to a valid offset.
- * Without 64-bit atomics (CLHEAP_ATOMICS64 0) the counter is its low word alone and
- * never passes the pool's end: a request moves it with a compare-and-swap from the value
- * it read, so nothing past the end is ever added and nothing can wrap. A failed swap
- * means another request moved the counter (lock-free); after CLHEAP_BUMP_CAS_TRIES of
- * them the request gives up and counts itself contended. The high word stays 0, so the
- * host reads the same 64-bit counter from either build. */
+ * Without 64-bit atomics (CLHEAP_ATOMICS64 0) the counter is its low 32-bit word (the
+ * high word stays 0, so the host reads one counter from either build). A request adds to
+ * it only after a read showed room for it, and only if it is at most
+ * CLHEAP_BUMP32_ADD_UNITS; larger ones move it by a compare-and-swap from the value read,
+ * which never passes the end. So the counter passes the pool's end only by adds whose
+ * read came before it did, one per work-item in flight, and stays below
+ *   end + (work-items in flight) * CLHEAP_BUMP32_ADD_UNITS  <  2^32,
+ * with pools of at most 2^30 units (16 GiB, host/heap.c) and at most 786,432 work-items
+ * in flight (an H200 holds 270,336). Once past the end every read sees it and adds
+ * nothing. A request that read a value that changed tries again, at most
+ * CLHEAP_BUMP_CAS_TRIES times (each retry is another request served), then counts itself
+ * contended. */
 #ifndef CLHEAP_BUMP_H
 #define CLHEAP_BUMP_H
 
@@ -26,18 +32,9 @@ static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u64 *clheap_bump_counter(CLHEAP_GLOBAL
 }
 
 #if !CLHEAP_ATOMICS64
-/* The 32-bit counter's move from `seen` to where the request ends: the new value, or
- * `units` where the request wraps to the pool start (AtomicWrapMalloc), or 0 where it
- * does not fit. */
-static CLHEAP_INLINE clheap_u32 clheap_bump32_next(clheap_u32 seen, clheap_u32 units, clheap_u32 capacity, int wrap)
-{
-    if ((clheap_u64)seen + units <= capacity)
-        return seen + units;
-    return wrap ? units : 0u;
-}
-
-/* Takes `units` from the 32-bit counter: their offset from pool start, or ~0u (counted)
- * where the pool is full or every swap lost. */
+/* Takes `units` from the 32-bit counter (above): their offset from pool start, or ~0u
+ * (counted) where the pool is full or every try lost. AtomicWrapMalloc (`wrap`) swaps a
+ * counter past the end back to `units` and takes the next lap's [0, units). */
 static CLHEAP_INLINE clheap_u32 clheap_bump32_take(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 units, int wrap)
 {
     CLHEAP_GLOBAL clheap_u32 *counter = h + CLHEAP_HDR_BUMP;
@@ -45,14 +42,26 @@ static CLHEAP_INLINE clheap_u32 clheap_bump32_take(CLHEAP_GLOBAL clheap_u32 *h, 
     clheap_u32 seen = clheap_load32(counter);
     CLHEAP_NO_UNROLL
     for (int tries = 0; tries < CLHEAP_BUMP_CAS_TRIES; tries++) {
-        clheap_u32 next = clheap_bump32_next(seen, units, capacity, wrap);
-        if (!next) {
+        clheap_u32 old;
+        if ((clheap_u64)seen + units <= capacity && units <= CLHEAP_BUMP32_ADD_UNITS) {
+            old = clheap_add32(counter, units);
+            if ((clheap_u64)old + units <= capacity)
+                return old;
+            seen = old + units; /* past the end: what this add left */
+            continue;
+        }
+        if ((clheap_u64)seen + units <= capacity) {
+            old = clheap_cas32(counter, seen, seen + units);
+            if (old == seen)
+                return seen;
+        } else if (wrap) {
+            old = clheap_cas32(counter, seen, units);
+            if (old == seen)
+                return 0u;
+        } else {
             clheap_count_error(h, CLHEAP_HDR_ERR_OUT_OF_MEMORY);
             return ~0u;
         }
-        clheap_u32 old = clheap_cas32(counter, seen, next);
-        if (old == seen)
-            return next == seen + units ? seen : 0u; /* wrapped: [0, units) of the next lap */
         seen = old;
     }
     clheap_count_error(h, CLHEAP_HDR_ERR_CONTENDED);

@@ -82,12 +82,17 @@
 #define CLHEAP_WRAP_MAX_TRIES 64
 #endif
 
-/* Compare-and-swaps a bump request makes on a device without 64-bit atomics before it
- * gives up (counted contended). A swap fails only when another request's succeeded, so
- * a request fails only after this many others were served while it tried; a warp or
- * SIMD group of n lanes that read one value needs n tries for its last lane. */
+/* Without 64-bit atomics (cl/clheap_bump.h): tries a bump request makes on its 32-bit
+ * counter before it gives up (counted contended); each retry is another request served.
+ * And the largest request, in 16-byte units, that adds to the counter (larger ones swap
+ * it): with the pool's 2^30 units at most, it bounds how far adds in flight carry the
+ * counter past the end, so that it never wraps. */
 #ifndef CLHEAP_BUMP_CAS_TRIES
 #define CLHEAP_BUMP_CAS_TRIES 1024
+#endif
+
+#ifndef CLHEAP_BUMP32_ADD_UNITS
+#define CLHEAP_BUMP32_ADD_UNITS 4096
 #endif
 
 /* ---- read by cl/clheap_circular.h ---- */

@@ -544,6 +544,8 @@ clheap_status clheap_heap_create(cl_context context, cl_device_id device, cl_com
     cfg.allocator = clheap_allocator_for_device(cfg.allocator, atomics64);
     if (clheap_allocator_name(cfg.allocator) && !atomics64 && clheap_allocator_needs_atomics64(cfg.allocator))
         return CLHEAP_ERROR_UNSUPPORTED;
+    if (!atomics64 && clheap_allocator_is_bump(cfg.allocator) && cfg.size_bytes > ((uint64_t)1 << 34))
+        return CLHEAP_ERROR_SIZE_TOO_LARGE; /* the 32-bit counter's bound (cl/clheap_bump.h) */
 
     clheap_heap *heap = calloc(1, sizeof *heap);
     if (!heap)
