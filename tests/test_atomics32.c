@@ -43,6 +43,14 @@ static const char *kernels =
     "    if (p && (i & 1u)) clheap_free(heap, p);\n"
     "    else if (p) clheap_free(heap, p + 16);\n"
     "}\n"
+    "/* Four requests every allocator refuses: 0 bytes, more than the pool, a calloc whose\n"
+    "   product overflows, an alignment that is no power of two. */\n"
+    "__kernel void bad_sizes(__global clheap_heap *heap, __global uint *got) {\n"
+    "    got[0] = clheap_unit_of(heap, clheap_malloc(heap, 0));\n"
+    "    got[1] = clheap_unit_of(heap, clheap_malloc(heap, (size_t)1 << 40));\n"
+    "    got[2] = clheap_unit_of(heap, clheap_calloc(heap, ((size_t)1 << 62) + 1u, 4)); /* wraps to 4 */\n"
+    "    got[3] = clheap_unit_of(heap, clheap_aligned_alloc(heap, 48, 64));\n"
+    "}\n"
     "__kernel void free_rest(__global clheap_heap *heap, __global const uint *units) {\n"
     "    uint i = get_global_id(0);\n"
     "    if (!(i & 1u)) clheap_free(heap, clheap_pointer(heap, units[i]));\n"
@@ -179,6 +187,28 @@ static void stress_allocator(cl_fixture *f, clheap_allocator allocator)
         if (!bump) /* the even ones, which the round kept live */
             run(f, rest, 1, sizeof units, &units);
     }
+    /* Bad sizes: NULL, each counted once as a bad size, nothing else changed. */
+    cl_kernel sizes_kernel = clCreateKernel(program, "bad_sizes", &err);
+    assert_int_equal(err, CL_SUCCESS);
+    assert_int_equal(clheap_heap_set_kernel_arg(heap, sizes_kernel, 0), CLHEAP_SUCCESS);
+    cl_mem got = buffer(f, 4 * sizeof(cl_uint));
+    assert_int_equal(clSetKernelArg(sizes_kernel, 1, sizeof got, &got), CL_SUCCESS);
+    clheap_heap_errors before, after;
+    clheap_status read = clheap_heap_read_errors(heap, &before);
+    assert_true(read == CLHEAP_SUCCESS || read == CLHEAP_ERROR_DEVICE_OUT_OF_MEMORY);
+    size_t one = 1;
+    assert_int_equal(clEnqueueNDRangeKernel(f->queue, sizes_kernel, 1, NULL, &one, &one, 0, NULL, NULL), CL_SUCCESS);
+    cl_uint units_got[4] = {1, 1, 1, 1};
+    assert_int_equal(clEnqueueReadBuffer(f->queue, got, CL_TRUE, 0, sizeof units_got, units_got, 0, NULL, NULL),
+                     CL_SUCCESS);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(units_got[i], 0);
+    assert_int_equal(clheap_heap_read_errors(heap, &after), CLHEAP_ERROR_DEVICE_BAD_SIZE);
+    assert_int_equal(after.bad_size - before.bad_size, 4);
+    assert_int_equal(after.out_of_memory, before.out_of_memory);
+    assert_heap_sound(heap, "after bad sizes");
+    clReleaseMemObject(got);
+    clReleaseKernel(sizes_kernel);
     if (!bump) {
         /* Every allocation of the last round is free: each is freed again, the odd ones at
          * their start, the even ones 16 bytes in (a double free, or no chunk there where
