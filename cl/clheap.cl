@@ -882,9 +882,14 @@ static CLHEAP_INLINE clheap_u32 clheap_slot_index(CLHEAP_GLOBAL clheap_heap *hea
 
 #ifdef CLHEAP_IL
 /* A program compiled ahead of time to SPIR-V (cmake/clheapSpirv.cmake) names the allocator
- * it was compiled for in a kernel's name, since the IL keeps no -D options:
- * clheap_heap_build_program_il refuses a module without the heap's. */
+ * it was compiled for in a kernel's name, and the build without 64-bit atomics by a
+ * suffix, since the IL keeps no -D options: clheap_heap_build_program_il refuses a module
+ * without the heap's allocator and build. */
+#if CLHEAP_ATOMICS64
 #define CLHEAP_IL_TAG2(n) clheap_il_allocator_##n
+#else
+#define CLHEAP_IL_TAG2(n) clheap_il_allocator_##n##_atomics32
+#endif
 #define CLHEAP_IL_TAG(n) CLHEAP_IL_TAG2(n)
 __kernel void CLHEAP_IL_TAG(CLHEAP_ALLOCATOR)(void) {}
 #endif

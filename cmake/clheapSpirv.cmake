@@ -1,5 +1,5 @@
 # clheap_add_spirv(<name> ALLOCATOR <allocator> SOURCES <file.cl>... [OUTPUT <file.spv>]
-#                  [OPTIONS <clang option>...])
+#                  [OPTIONS <clang option>...] [ATOMICS32])
 #
 # Compiles the allocator (clheap.cl) and a program's kernel sources, ahead of time, to a SPIR-V
 # module for clheap_heap_build_program_il: Debian's clang (OpenCL C 2.0, target spir64),
@@ -7,6 +7,9 @@
 # CLHEAP_SPIRV_VALIDATOR is spirv-val, for checks. <allocator> is a name of the vocabulary
 # (TierAlloc, ...): the module is for heaps of that allocator only (it names it in a
 # kernel, clheap_il_allocator_<number>, which clheap_heap_build_program_il looks for).
+# ATOMICS32: the build for devices without 64-bit atomics (-DCLHEAP_ATOMICS64=0: only the
+# allocators whose atomic words are 32-bit), for heaps on such devices only (the kernel is
+# clheap_il_allocator_<number>_atomics32).
 #
 # Why OpenCL C 2.0: in SPIR-V, OpenCL C 1.2's read_/write_mem_fence become work-group-scope
 # barriers (OpMemoryBarrier scope 2), which order nothing between work-groups; from 2.0 on
@@ -37,7 +40,7 @@ function(clheap_spirv_allocator_number name cl_dir out)
 endfunction()
 
 function(clheap_add_spirv name)
-  cmake_parse_arguments(ARG "" "ALLOCATOR;OUTPUT" "SOURCES;OPTIONS" ${ARGN})
+  cmake_parse_arguments(ARG "ATOMICS32" "ALLOCATOR;OUTPUT" "SOURCES;OPTIONS" ${ARGN})
   if(NOT CLHEAP_SPIRV_FOUND)
     message(FATAL_ERROR "clheap_add_spirv: needs clang and llvm-spirv (Debian: clang llvm-spirv-14)")
   endif()
@@ -61,12 +64,15 @@ function(clheap_add_spirv name)
   endforeach()
   file(GENERATE OUTPUT ${all} CONTENT "${lines}")
   file(GLOB cl_files ${cl_dir}/*.h ${cl_dir}/*.cl)
+  set(atomics -Xclang -cl-ext=+cl_khr_int64_base_atomics,+cl_khr_int64_extended_atomics)
+  if(ARG_ATOMICS32)
+    set(atomics -Xclang -cl-ext=-cl_khr_int64_base_atomics,-cl_khr_int64_extended_atomics -DCLHEAP_ATOMICS64=0)
+  endif()
   add_custom_command(
     OUTPUT ${ARG_OUTPUT}
     COMMAND ${CLHEAP_SPIRV_CLANG} -cl-std=CL2.0 -target spir64-unknown-unknown -O0 -emit-llvm -c
             -Xclang -finclude-default-header
-            -Xclang -cl-ext=+cl_khr_int64_base_atomics,+cl_khr_int64_extended_atomics
-            -DCLHEAP_ALLOCATOR=${number} -DCLHEAP_IL=1 -I${cl_dir} ${ARG_OPTIONS} ${all} -o ${ARG_OUTPUT}.bc
+            ${atomics} -DCLHEAP_ALLOCATOR=${number} -DCLHEAP_IL=1 -I${cl_dir} ${ARG_OPTIONS} ${all} -o ${ARG_OUTPUT}.bc
     COMMAND ${CLHEAP_SPIRV_TRANSLATOR} ${ARG_OUTPUT}.bc -o ${ARG_OUTPUT}
     DEPENDS ${depends} ${cl_files} ${all}
     COMMENT "SPIR-V: ${name} (${ARG_ALLOCATOR})"

@@ -428,8 +428,8 @@ clheap_status clheap_heap_build_program_il(clheap_heap *heap, const void *il, si
     if (!clheap_registry_enter(heap, CLHEAP_HANDLE_HEAP))
         return CLHEAP_ERROR_INVALID_HANDLE;
     *program = NULL;
-    clheap_status status = clheap_program_from_il(heap->context, heap->device, (int)heap->config.allocator, il,
-                                                  il_bytes, options, program, log, log_len);
+    clheap_status status = clheap_program_from_il(heap->context, heap->device, (int)heap->config.allocator,
+                                                  heap->atomics64, il, il_bytes, options, program, log, log_len);
     clheap_registry_leave(heap);
     return status;
 }

@@ -25,7 +25,7 @@ int clheap_il_supported(cl_device_id device)
     return spirv;
 }
 
-int clheap_il_names_allocator(cl_program program, int allocator)
+int clheap_il_names_allocator(cl_program program, int allocator, int atomics64)
 {
     size_t bytes = 0;
     if (clGetProgramInfo(program, CL_PROGRAM_KERNEL_NAMES, 0, NULL, &bytes) != CL_SUCCESS || !bytes)
@@ -38,14 +38,15 @@ int clheap_il_names_allocator(cl_program program, int allocator)
     names[0] = ';'; /* ";a;b;" so that a name is found whole */
     names[bytes] = ';';
     names[bytes + 1] = '\0';
-    snprintf(tag, sizeof tag, ";clheap_il_allocator_%d;", allocator);
+    snprintf(tag, sizeof tag, ";clheap_il_allocator_%d%s;", allocator, atomics64 ? "" : "_atomics32");
     int found = strstr(names, tag) != NULL;
     free(names);
     return found;
 }
 
-clheap_status clheap_program_from_il(cl_context context, cl_device_id device, int allocator, const void *il,
-                                     size_t bytes, const char *options, cl_program *out, char *log, size_t log_len)
+clheap_status clheap_program_from_il(cl_context context, cl_device_id device, int allocator, int atomics64,
+                                     const void *il, size_t bytes, const char *options, cl_program *out, char *log,
+                                     size_t log_len)
 {
     if (log && log_len)
         log[0] = '\0';
@@ -61,12 +62,13 @@ clheap_status clheap_program_from_il(cl_context context, cl_device_id device, in
         clReleaseProgram(program);
         return err == CL_BUILD_PROGRAM_FAILURE ? CLHEAP_ERROR_BUILD_FAILED : err;
     }
-    if (!clheap_il_names_allocator(program, allocator)) {
+    if (!clheap_il_names_allocator(program, allocator, atomics64)) {
         if (log && log_len)
             snprintf(log, log_len,
-                     "the SPIR-V module has no kernel clheap_il_allocator_%d: it was compiled for another "
-                     "allocator than the heap's, or without CLHEAP_IL (cmake/clheapSpirv.cmake)",
-                     allocator);
+                     "the SPIR-V module has no kernel clheap_il_allocator_%d%s: it was compiled for another "
+                     "allocator than the heap's, %s, or without CLHEAP_IL (cmake/clheapSpirv.cmake)",
+                     allocator, atomics64 ? "" : "_atomics32",
+                     atomics64 ? "or with ATOMICS32" : "or without ATOMICS32 (the device has no 64-bit atomics)");
         clReleaseProgram(program);
         return CLHEAP_ERROR_BUILD_FAILED;
     }

@@ -5,7 +5,8 @@
 #   program's own kernel;
 #   it has atomics, and every atomic and every fence is device scope (scope 1): a
 #   work-group-scope one (scope 2, what OpenCL C 1.2's atomic_add and mem_fence become)
-#   is not atomic, or orders nothing, between work-groups.
+#   is not atomic, or orders nothing, between work-groups;
+#   a module for devices without 64-bit atomics (<number>_atomics32) has no 64-bit atomic.
 # Usage: spirv_check.sh <spirv-val> <spirv-dis> <module.spv> <allocator number> <kernel>
 set -eu
 val=$1 dis=$2 module=$3 number=$4 kernel=$5
@@ -24,4 +25,8 @@ if [ "$atomics" -ne "$device_atomics" ] || [ "$fences" -ne "$device_fences" ]; t
   echo "$text" | grep " = OpAtomic\|OpMemoryBarrier" | grep -v " = OpAtomic[A-Za-z]* %[A-Za-z0-9_]* %[A-Za-z0-9_]* %uint_1 \|OpMemoryBarrier %uint_1 "
   exit 1
 fi
+case $number in *_atomics32)
+  wide=$(echo "$text" | grep -c " = OpAtomic[A-Za-z]* %ulong " || true)
+  [ "$wide" -eq 0 ] || { echo "$wide 64-bit atomics in a module without them"; exit 1; } ;;
+esac
 echo "valid; allocator $number; $atomics atomics and $fences fences, all device scope"

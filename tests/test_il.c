@@ -105,8 +105,9 @@ static void the_tag_names_the_allocator(void **state)
                          CLHEAP_SUCCESS);
         assert_int_equal(clheap_heap_build_program(heap, 1, &source, "", &plain, log, sizeof log), CLHEAP_SUCCESS);
         for (int j = 0; j < 2; j++)
-            assert_int_equal(clheap_il_names_allocator(tagged, (int)kinds[j]), i == j);
-        assert_false(clheap_il_names_allocator(plain, (int)kinds[i]));
+            assert_int_equal(clheap_il_names_allocator(tagged, (int)kinds[j], 1), i == j);
+        assert_false(clheap_il_names_allocator(tagged, (int)kinds[i], 0));
+        assert_false(clheap_il_names_allocator(plain, (int)kinds[i], 1));
         clReleaseProgram(tagged);
         clReleaseProgram(plain);
         assert_int_equal(clheap_heap_destroy(heap), CLHEAP_SUCCESS);
