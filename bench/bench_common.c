@@ -21,6 +21,8 @@ int bench_wants(const bench_env *env, clheap_allocator a)
 {
     if (a == CLHEAP_FREE_HEAP)
         return 0; /* serial by design: every test here has work-items allocate at once */
+    if (clheap_allocator_needs_atomics64(a) && !clheap_device_has_atomics64(env->device))
+        return 0; /* refused there (docs/design.md) */
     return !env->only || bench_list_has(env->only, clheap_allocator_name(a));
 }
 

@@ -184,7 +184,8 @@ int bench_heap_make(bench_env *env, const clheap_heap_config *config, size_t cou
     *program = NULL;
     clheap_status st = clheap_heap_create(env->context, env->device, env->queue, config, heap);
     if (st != CLHEAP_SUCCESS) {
-        fprintf(stderr, "%s: heap of %llu bytes: %s\n", clheap_allocator_name(config->allocator),
+        const char *name = clheap_allocator_name(config->allocator);
+        fprintf(stderr, "%s: heap of %llu bytes: %s\n", name ? name : "default allocator",
                 (unsigned long long)config->size_bytes, clheap_status_string(st));
         return 1;
     }
@@ -200,7 +201,8 @@ int bench_heap_make(bench_env *env, const clheap_heap_config *config, size_t cou
     if (save && strcmp(save, "1") == 0) {
         static unsigned programs;
         char name[128];
-        snprintf(name, sizeof name, "program-%s-%u.bin", clheap_allocator_name(config->allocator), programs++);
+        snprintf(name, sizeof name, "program-%s-%u.bin", clheap_allocator_name(clheap_heap_allocator(*heap)),
+                 programs++);
         bench_save_binary(env, *program, name);
     }
     return 0;

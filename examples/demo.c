@@ -116,7 +116,7 @@ static int heap_paths(cl_context context, cl_device_id device, cl_command_queue 
     clheap_status sound = clheap_heap_check(heap, what, sizeof what);
     printf("in-kernel (%s): %d work-items each kept 1 - 100 values (%llu bytes in all) and freed them: "
            "%u wrong sums, %u NULL; heap check: %s\n",
-           clheap_allocator_name(config.allocator), ITEMS, (unsigned long long)kept, bad_sums,
+           clheap_allocator_name(clheap_heap_allocator(heap)), ITEMS, (unsigned long long)kept, bad_sums,
            errors.out_of_memory, sound == CLHEAP_SUCCESS ? "sound" : what);
     static char json[8192];
     CHECK(clheap_heap_stats_json(&after, json, sizeof json, NULL));

@@ -53,9 +53,6 @@ int clheap_allocator_is_fused(clheap_allocator allocator);
 int clheap_allocator_is_multi(clheap_allocator allocator);
 int clheap_allocator_is_bitmap(clheap_allocator allocator);  /* BitmapAlloc, BlockAlloc, TierAlloc */
 int clheap_allocator_has_blocks(clheap_allocator allocator); /* BlockAlloc, TierAlloc */
-/* BitmapAlloc, BlockAlloc, TierAlloc, CFMalloc, CFMMalloc: their atomic words are 64-bit
- * (cl/clheap_port.h, CLHEAP_ATOMICS64). */
-int clheap_allocator_needs_atomics64(clheap_allocator allocator);
 /* CLHEAP_AUTO_ALLOCATOR made concrete for a device with (1) or without 64-bit atomics;
  * any other allocator as it is. */
 clheap_allocator clheap_allocator_for_device(clheap_allocator allocator, int atomics64);

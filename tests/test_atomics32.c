@@ -56,6 +56,8 @@ static const char *kernels =
     "    if (!(i & 1u)) clheap_free(heap, clheap_pointer(heap, units[i]));\n"
     "}\n";
 
+/* The allocators whose words are 64-bit atomics, listed here apart from the library's
+ * clheap_allocator_needs_atomics64, which must agree. */
 static int needs_atomics64(clheap_allocator a)
 {
     return a == CLHEAP_CFMALLOC || a == CLHEAP_CFMMALLOC || a == CLHEAP_BITMAP_ALLOC || a == CLHEAP_BLOCK_ALLOC ||
@@ -109,6 +111,7 @@ static void allocators_needing_atomics64_are_refused(void **state)
         config.size_bytes = HEAP_BYTES;
         clheap_heap *heap = NULL;
         clheap_status status = clheap_heap_create(f->context, f->device, f->queue, &config, &heap);
+        assert_int_equal(clheap_allocator_needs_atomics64((clheap_allocator)a), needs_atomics64((clheap_allocator)a));
         if (!atomics64 && needs_atomics64((clheap_allocator)a)) {
             assert_int_equal(status, CLHEAP_ERROR_UNSUPPORTED);
             assert_null(heap);

@@ -80,9 +80,7 @@ static int device_runs(clheap_allocator a)
 {
     cl_fixture f;
     assert_int_equal(cl_fixture_open(&f), 0);
-    int runs = clheap_device_has_atomics64(f.device) ||
-               !(a == CLHEAP_TIER_ALLOC || a == CLHEAP_BLOCK_ALLOC || a == CLHEAP_BITMAP_ALLOC ||
-                 a == CLHEAP_CFMALLOC || a == CLHEAP_CFMMALLOC);
+    int runs = clheap_device_has_atomics64(f.device) || !clheap_allocator_needs_atomics64(a);
     cl_fixture_close(&f);
     return runs;
 }

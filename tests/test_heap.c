@@ -802,7 +802,7 @@ int main(int argc, char **argv)
             wanted |= strcmp(argv[i], name) == 0;
         if (!wanted || a == CLHEAP_FREE_HEAP) /* serial: tests/test_core_freeheap.c, test_enqueue */
             continue;
-        if (!atomics64 && (a == CLHEAP_CFMALLOC || a == CLHEAP_CFMMALLOC || a >= CLHEAP_BITMAP_ALLOC)) {
+        if (!atomics64 && clheap_allocator_needs_atomics64((clheap_allocator)a)) {
             printf("%s: needs 64-bit atomics, which the device lacks: not run\n", name);
             continue;
         }

@@ -45,6 +45,11 @@ extern "C" {
 /** Name such as "CMalloc"; NULL for a value that names no allocator. */
 const char *clheap_allocator_name(clheap_allocator allocator);
 
+/** 1 for an allocator whose atomic words are 64-bit (BitmapAlloc, BlockAlloc, TierAlloc,
+ * CFMalloc, CFMMalloc): a device without 64-bit atomics (clheap_device_has_atomics64)
+ * refuses it. */
+int clheap_allocator_needs_atomics64(clheap_allocator allocator);
+
 typedef enum clheap_presplit {
     CLHEAP_PRESPLIT_BINARY_HEAP = 0, /* eq. 1: for each k = 2^x, k chunks of R/k */
     CLHEAP_PRESPLIT_UNIFORM = 1      /* equal chunks of uniform_chunk_bytes */
