@@ -25,14 +25,14 @@ configure_and_build() {
 
 echo "== plain build =="
 configure_and_build build-ci -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCLHEAP_REQUIRE_SPIRV=ON -DCLHEAP_TEST_RUSTICL=ON
-ctest --test-dir build-ci --output-on-failure
+ctest --test-dir build-ci --output-on-failure -j"$jobs"
 
 echo "== clang: address + undefined-behaviour sanitizers, fuzzer =="
 CC=clang configure_and_build build-ci-asan -DCMAKE_BUILD_TYPE=Debug -DCLHEAP_SANITIZE=address,undefined
 # PoCL's ICD alone: Mesa's OpenCL libraries (Clover, rusticl) are C++ and throw while the
 # ICD loader opens them, and ASan's __cxa_throw interceptor aborts in a C program
 # ("real___cxa_throw != 0"), before any test runs.
-OCL_ICD_VENDORS=/etc/OpenCL/vendors/pocl.icd ctest --test-dir build-ci-asan --output-on-failure
+OCL_ICD_VENDORS=/etc/OpenCL/vendors/pocl.icd ctest --test-dir build-ci-asan --output-on-failure -j"$jobs"
 
 echo "== the Python package =="
 ci/python.sh
