@@ -122,18 +122,22 @@ static int probe_fence_counts(cl_context context, cl_device_id device, cl_progra
     return short_count;
 }
 
-/* 1 where OpenCL C 1.2's fences act as work-group barriers, which the allocators' fences
- * in divergent code cannot be (cl/clheap_port.h, CLHEAP_FENCE_BY_ATOMIC). NVIDIA's are not
- * (and its compiles are costly), so it is not probed. */
-static int fences_are_barriers(cl_context context, cl_device_id device)
+/* Whether device's platform is NVIDIA's (inline PTX; fences that are not barriers). */
+static int on_nvidia(cl_device_id device)
 {
     char platform_name[256] = "";
     cl_platform_id platform = NULL;
-    size_t max_group = 0;
     clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, NULL);
     clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof platform_name - 1, platform_name, NULL);
+    return strstr(platform_name, "NVIDIA") != NULL;
+}
+
+/* Builds and runs the fence probe on device: 1 if fences are barriers there. */
+static int probe_fences(cl_context context, cl_device_id device)
+{
+    size_t max_group = 0;
     clGetDeviceInfo(device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof max_group, &max_group, NULL);
-    if (strstr(platform_name, "NVIDIA") || max_group < 2)
+    if (on_nvidia(device) || max_group < 2)
         return 0;
     cl_int err;
     cl_program probe = clCreateProgramWithSource(context, 1, &fence_probe_source, NULL, &err);
@@ -146,14 +150,34 @@ static int fences_are_barriers(cl_context context, cl_device_id device)
     return barriers;
 }
 
+/* 1 where OpenCL C 1.2's fences act as work-group barriers, which the allocators' fences
+ * in divergent code cannot be (cl/clheap_port.h, CLHEAP_FENCE_BY_ATOMIC). NVIDIA's are not
+ * (and its compiles are costly), so it is not probed. The answer is the device's: probed
+ * once per device (for the first FENCE_PROBED_DEVICES devices), not at every heap. */
+enum { FENCE_PROBED_DEVICES = 16 };
+static int fences_are_barriers(cl_context context, cl_device_id device)
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static cl_device_id probed[FENCE_PROBED_DEVICES];
+    static int answers[FENCE_PROBED_DEVICES];
+    static size_t count;
+    pthread_mutex_lock(&lock);
+    size_t i = 0;
+    while (i < count && probed[i] != device)
+        i++;
+    int barriers = i < count ? answers[i] : probe_fences(context, device);
+    if (i == count && count < FENCE_PROBED_DEVICES) {
+        probed[count] = device;
+        answers[count++] = barriers;
+    }
+    pthread_mutex_unlock(&lock);
+    return barriers;
+}
+
 /* 0: no inline PTX (not NVIDIA, or the probe failed); 1: warp coalescing; 2: also redux. */
 static int ptx_level(cl_context context, cl_device_id device)
 {
-    char platform_name[256] = "";
-    cl_platform_id platform = NULL;
-    clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, NULL);
-    clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof platform_name - 1, platform_name, NULL);
-    if (!strstr(platform_name, "NVIDIA") || !probe_builds(context, device, ptx_probe_source))
+    if (!on_nvidia(device) || !probe_builds(context, device, ptx_probe_source))
         return 0;
     return probe_builds(context, device, redux_probe_source) ? 2 : 1;
 }
