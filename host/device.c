@@ -1,5 +1,6 @@
 /* clheap_select_device: the one device-selection rule used by demo, tests and benchmarks. */
 #include "clheap/device.h"
+#include "clheap/heap.h" /* clheap_allocator_name, clheap_allocator_needs_atomics64 */
 
 #include <ctype.h>
 #include <stdio.h>
@@ -119,8 +120,15 @@ void clheap_describe_device(cl_device_id device, char *buf, size_t len)
     if (platform)
         clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof pname - 1, pname, NULL);
     clGetDeviceInfo(device, CL_DEVICE_NAME, sizeof dname - 1, dname, NULL);
-    snprintf(buf, len, "%s / %s (%s)", pname, dname,
-             clheap_device_has_atomics64(device)
-                 ? "64-bit atomics: every allocator, default TierAlloc"
-                 : "32-bit atomics: AtomicMalloc, AtomicWrapMalloc, CMalloc, CMMalloc, FreeHeap, default CMMalloc");
+    int atomics64 = clheap_device_has_atomics64(device);
+    char runs[256] = "every allocator, ";
+    if (!atomics64) { /* the allocators the device runs, as clheap_heap_create decides */
+        size_t at = 0;
+        runs[0] = '\0';
+        for (int a = CLHEAP_ATOMIC_MALLOC; a <= CLHEAP_ALLOCATOR_LAST; a++)
+            if (!clheap_allocator_needs_atomics64((clheap_allocator)a) && at < sizeof runs)
+                at += (size_t)snprintf(runs + at, sizeof runs - at, "%s, ", clheap_allocator_name((clheap_allocator)a));
+    }
+    snprintf(buf, len, "%s / %s (%s atomics: %sdefault %s)", pname, dname, atomics64 ? "64-bit" : "32-bit", runs,
+             clheap_allocator_name(atomics64 ? CLHEAP_DEFAULT_ALLOCATOR : CLHEAP_FALLBACK_ALLOCATOR));
 }
