@@ -78,11 +78,14 @@ enum { ALLOCATORS = sizeof allocators / sizeof *allocators };
  * without them (tests/test_atomics32.c checks the refusal). */
 static int device_runs(clheap_allocator a)
 {
-    cl_fixture f;
-    assert_int_equal(cl_fixture_open(&f), 0);
-    int runs = clheap_device_has_atomics64(f.device) || !clheap_allocator_needs_atomics64(a);
-    cl_fixture_close(&f);
-    return runs;
+    static int atomics64 = -1; /* the device's, asked once */
+    if (atomics64 < 0) {
+        cl_fixture f;
+        assert_int_equal(cl_fixture_open(&f), 0);
+        atomics64 = clheap_device_has_atomics64(f.device);
+        cl_fixture_close(&f);
+    }
+    return atomics64 || !clheap_allocator_needs_atomics64(a);
 }
 
 static int can_free(clheap_allocator a)
