@@ -23,21 +23,18 @@
 #include "clheap_common.h"
 #include "clheap_bump.h"
 #include "clheap_circular.h"
-#if CLHEAP_ATOMICS64
 #include "clheap_blocks.h"
 #include "clheap_tier.h"
-#endif
 #include "clheap_freeheap.h"
 #include "clheap_resize.h"
 
 #ifndef CLHEAP_ALLOCATOR
 #error "clheap.cl: build with clheap_heap_build_options() (it defines CLHEAP_ALLOCATOR)"
 #endif
-/* Without 64-bit atomics: the allocators whose words are 32-bit (the host refuses the
- * others first, host/heap.c; this names the reason for a build made by hand). */
-#if !CLHEAP_ATOMICS64 && CLHEAP_ALLOCATOR != CLHEAP_KIND_ATOMIC && CLHEAP_ALLOCATOR != CLHEAP_KIND_ATOMIC_WRAP && \
-    CLHEAP_ALLOCATOR != CLHEAP_KIND_CMALLOC && CLHEAP_ALLOCATOR != CLHEAP_KIND_CMMALLOC &&                      \
-    CLHEAP_ALLOCATOR != CLHEAP_KIND_FREEHEAP
+/* Without 64-bit atomics: every allocator but the fused variants, whose headers are
+ * swapped whole (the host refuses them first, host/heap.c; this names the reason for a
+ * build made by hand). */
+#if !CLHEAP_ATOMICS64 && (CLHEAP_ALLOCATOR == CLHEAP_KIND_CFMALLOC || CLHEAP_ALLOCATOR == CLHEAP_KIND_CFMMALLOC)
 #error "clheap.cl: this allocator needs 64-bit atomics (cl_khr_int64_base_atomics, _extended_atomics)"
 #endif
 

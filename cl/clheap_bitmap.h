@@ -20,8 +20,15 @@
  * A bitmap is described by CLHEAP_BM_DESC_WORDS words in the heap header (see
  * clheap_layout.h): its first container's unit, its bit count, its level count and the
  * container index where each level starts. */
-/* Its words are 64-bit atomics: absent from a build without them (cl/clheap_port.h). */
-#if !defined(CLHEAP_BITMAP_H) && (!defined(CLHEAP_ATOMICS64) || CLHEAP_ATOMICS64)
+/* Without 64-bit atomics each container is a split word (cl/clheap_port.h, W1 - W3):
+ * a setter climbs when the half it set was empty (clheap_bm_was_empty), and a run is
+ * claimed by an AND that gives back what it found gone (clheap_bm_take_run_in). Why
+ * that keeps the invariant: a container that is not empty has a half that is not, and
+ * the setter whose OR last made that half non-empty ORs the parent bit after it,
+ * fenced. A clearer that ANDs the parent bit off re-reads that half after it, fenced:
+ * the re-read sees the setter's bits and puts the parent bit back, or the setter's OR
+ * of the parent comes after the clearer's AND. The argument above, one half at a time. */
+#ifndef CLHEAP_BITMAP_H
 #define CLHEAP_BITMAP_H
 
 #include "clheap_common.h"
@@ -48,6 +55,7 @@ static CLHEAP_INLINE void clheap_fence_full(void)
 static CLHEAP_INLINE void clheap_fence_full(void) { mem_fence(CLK_GLOBAL_MEM_FENCE); write_mem_fence(CLK_GLOBAL_MEM_FENCE); read_mem_fence(CLK_GLOBAL_MEM_FENCE); }
 #endif
 #else
+#if CLHEAP_ATOMICS64 /* else the split word's (cl/clheap_port.h) */
 static CLHEAP_INLINE clheap_u64 clheap_or64(clheap_u64 *p, clheap_u64 v)
 {
     CLHEAP_CORE_STEP(p);
@@ -60,6 +68,7 @@ static CLHEAP_INLINE clheap_u64 clheap_and64(clheap_u64 *p, clheap_u64 v)
     clheap_core_read(p, 1);
     return atomic_fetch_and_explicit(CLHEAP_A64(p), v, clheap_core_write_order());
 }
+#endif
 static CLHEAP_INLINE clheap_u32 clheap_popcount64(clheap_u64 v) { return (clheap_u32)__builtin_popcountll(v); }
 static CLHEAP_INLINE clheap_u32 clheap_ctz64(clheap_u64 v) { return (clheap_u32)__builtin_ctzll(v); }
 static CLHEAP_INLINE clheap_u32 clheap_msb64(clheap_u64 v) { return 63u - (clheap_u32)__builtin_clzll(v); }
@@ -76,6 +85,19 @@ static CLHEAP_INLINE void clheap_fence_full(void)
 #endif
 
 #define CLHEAP_BM_FAIL 0xffffffffu
+
+/* Whether a container whose OR of `bits` found `old` was empty before it, as far as that
+ * setter can tell, so that it must set the bit above: with 64-bit atomics the whole
+ * container was 0; in a split word, a half that `bits` set in was 0 (W2). */
+static CLHEAP_INLINE int clheap_bm_was_empty(clheap_u64 old, clheap_u64 bits)
+{
+#if CLHEAP_ATOMICS64
+    (void)bits;
+    return old == 0;
+#else
+    return (((clheap_u32)bits != 0u) & ((clheap_u32)old == 0u)) | (((bits >> 32) != 0u) & ((old >> 32) == 0u));
+#endif
+}
 
 /* Rotates right: bit r of v becomes bit 0. */
 static CLHEAP_INLINE clheap_u64 clheap_rotr64(clheap_u64 v, clheap_u32 r)
@@ -117,7 +139,8 @@ static CLHEAP_INLINE CLHEAP_SLOW_CALL void clheap_bm_set_above(CLHEAP_GLOBAL clh
     for (clheap_u32 l = level + 1u; l <= top; l++) {
         index >>= 6;
         clheap_fence_full();
-        if (clheap_or64(clheap_bm_container(h, desc, l, index >> 6), (clheap_u64)1 << (index & 63u)) != 0)
+        clheap_u64 old = clheap_or64(clheap_bm_container(h, desc, l, index >> 6), (clheap_u64)1 << (index & 63u));
+        if (!clheap_bm_was_empty(old, (clheap_u64)1 << (index & 63u)))
             return;
     }
 }
@@ -130,7 +153,7 @@ static CLHEAP_INLINE clheap_u64 clheap_bm_set_at(CLHEAP_GLOBAL clheap_u32 *h, cl
                                                  clheap_u32 level, clheap_u32 index)
 {
     clheap_u64 first = clheap_or64(clheap_bm_container(h, desc, level, index >> 6), (clheap_u64)1 << (index & 63u));
-    if (first == 0 && level + 1u < h[desc + CLHEAP_BM_LEVELS])
+    if (clheap_bm_was_empty(first, (clheap_u64)1 << (index & 63u)) && level + 1u < h[desc + CLHEAP_BM_LEVELS])
         clheap_bm_set_above(h, desc, level, index);
     return first;
 }
@@ -145,7 +168,7 @@ static CLHEAP_INLINE clheap_u64 clheap_bm_set_at(CLHEAP_GLOBAL clheap_u32 *h, cl
                                      (clheap_u64)1 << (index & 63u));
         if (l == level)
             first = old;
-        if (old != 0 || l == top)
+        if (!clheap_bm_was_empty(old, (clheap_u64)1 << (index & 63u)) || l == top)
             return first;
         clheap_fence_full();
     }
@@ -320,6 +343,9 @@ static CLHEAP_INLINE clheap_u64 clheap_ones64(clheap_u32 count)
     return count == 64u ? ~(clheap_u64)0 : (((clheap_u64)1 << count) - 1u);
 }
 
+static CLHEAP_INLINE void clheap_bm_put_bits(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc, clheap_u32 c,
+                                             clheap_u64 bits);
+
 /* Clears a run of `count` (1..64) set bits in level-0 container c, whose value was read
  * as v; returns the first position, or FAIL (no run left in it, or four lost CASes).
  * Runs start at multiples of `count` when one is free (so a container packs 64 / count
@@ -333,7 +359,9 @@ static CLHEAP_INLINE clheap_u32 clheap_bm_take_run_in(CLHEAP_GLOBAL clheap_u32 *
     for (clheap_u32 k = 0; k + count <= 64u; k += count)
         aligned |= (clheap_u64)1 << k;
     clheap_u64 ones = clheap_ones64(count);
+#if CLHEAP_ATOMICS64
     CLHEAP_GLOBAL clheap_u64 *word = clheap_bm_container(h, desc, 0u, c);
+#endif
     for (int retry = 0; retry < 4 && v; retry++) {
         /* starts: bit i set iff bits i .. i+count-1 are all set */
         clheap_u64 starts = v;
@@ -348,6 +376,7 @@ static CLHEAP_INLINE clheap_u32 clheap_bm_take_run_in(CLHEAP_GLOBAL clheap_u32 *
         clheap_u64 preferred = starts & aligned ? starts & aligned : starts;
         clheap_u32 first = clheap_ctz64(preferred);
         clheap_u64 run = ones << first;
+#if CLHEAP_ATOMICS64
         clheap_u64 seen = clheap_cas64(word, v, v & ~run);
         if (seen == v) {
             if ((v & ~run) == 0)
@@ -355,6 +384,14 @@ static CLHEAP_INLINE clheap_u32 clheap_bm_take_run_in(CLHEAP_GLOBAL clheap_u32 *
             return c * 64u + first;
         }
         v = seen; /* someone else took bits here: look again at what is left */
+#else /* W3: the AND takes the run if every bit of it was there, else gives back its part */
+        clheap_u64 seen = clheap_bm_clear_bits(h, desc, c, run);
+        if ((seen & run) == run)
+            return c * 64u + first;
+        if (seen & run)
+            clheap_bm_put_bits(h, desc, c, seen & run);
+        v = seen & ~run;
+#endif
     }
     return CLHEAP_BM_FAIL;
 }
@@ -401,7 +438,7 @@ static CLHEAP_INLINE void clheap_bm_put_bits(CLHEAP_GLOBAL clheap_u32 *h, clheap
                                              clheap_u64 bits)
 {
     clheap_u64 old = clheap_or64(clheap_bm_container(h, desc, 0u, c), bits);
-    if (old == 0 && h[desc + CLHEAP_BM_LEVELS] > 1u) {
+    if (clheap_bm_was_empty(old, bits) && h[desc + CLHEAP_BM_LEVELS] > 1u) {
         clheap_fence_full();
         clheap_bm_set_at(h, desc, 1u, c);
     }

@@ -6,7 +6,8 @@
  * Block allocator (DynaSOAr, Springer & Masuhara 2019, sec. 3): the pool is frames of a
  * fixed size; a block of size class c takes FRAMES(c) contiguous frames (inside one
  * 64-bit container of the free-frame bitmap, so one CAS takes them all) and holds
- * CAPACITY(c) <= 64 slots of the class's size. Per class, an allocated-block bitmap lists
+ * CAPACITY(c) <= 64 slots of the class's size (<= 32 on split words, all in the low half
+ * of the allocation word, whose high half stays all ones: cl/clheap_port.h, W2). Per class, an allocated-block bitmap lists
  * its blocks (parallel_do enumerates them) and an active-block bitmap lists those not
  * full (malloc's fast path). Per frame, a header at a fixed offset holds the class, the
  * block's first frame, the allocation bitmap and the iteration bitmap.
@@ -26,7 +27,7 @@
  *     allocated block that is not full is active (a full block may still be marked
  *     active; malloc skips it and clears the mark);
  *   - bitmap hierarchy updates follow cl/clheap_bitmap.h's rules. */
-#if !defined(CLHEAP_BLOCKS_H) && (!defined(CLHEAP_ATOMICS64) || CLHEAP_ATOMICS64)
+#ifndef CLHEAP_BLOCKS_H
 #define CLHEAP_BLOCKS_H
 
 #include "clheap_pages.h"

@@ -13,7 +13,7 @@
 
 #define CLHEAP_UNIT 16u
 #define CLHEAP_MAGIC 0x50484c43u /* "CLHP" */
-#define CLHEAP_LAYOUT_VERSION 13u
+#define CLHEAP_LAYOUT_VERSION 14u
 
 /* Allocator kinds (CLHEAP_KIND_*) and the device's error counter words (CLHEAP_HDR_ERR_*):
  * generated, with the C API's names for them, from cmake/vocabulary.cmake. */
@@ -61,6 +61,10 @@
 #define CLHEAP_HDR_PAGES_LOW_FRONTIER 29  /* TierAlloc: where the next large request under a segment begins (a hint) */
 #define CLHEAP_HDR_PAGES_HIGH_FRONTIER 30 /* TierAlloc: where the next one over a segment ends (a hint) */
 #define CLHEAP_HDR_PAGES_LAST_BREAK 31    /* TierAlloc: the segment broken last, where looks in F begin (a hint) */
+/* Bitmap kinds: the width of the device's atomics the layout was planned for, 64 or 32.
+ * At 32 a 64-bit word is split (cl/clheap_port.h): a block has at most 32 slots (W2) and
+ * TierAlloc no hint slot in use (W3). */
+#define CLHEAP_HDR_ATOMIC_BITS 25
 #define CLHEAP_HDR_SETTLE_CURSOR 24 /* TierAlloc (the bump counter's word): the unsettled-blocks container the next bounded settle starts at (a hint) */
 /* Size classes (blocks): class c's slot bytes, frames per block, slots per block and
  * (TierAlloc) blocks per run, the unit its per-work-group-slot hints bump through. */

@@ -22,6 +22,8 @@
  *   P2  no container of F is all ones (a whole free segment is in W), except after a
  *       release that completed it lost its CAS to a taker that then gave bits back
  *       (bounded; the check counts them in stale_hints, clheap_heap_repair moves them);
+ *       on split words (cl/clheap_port.h, W3) the move is an AND of the whole container
+ *       that gives back a partial take, and leaves such a container the same way;
  *   P3  the bitmaps' upper levels are hints as in cl/clheap_bitmap.h;
  *   P4  no break is counted as under way (CLHEAP_HDR_PAGES_SPLITTING is 0);
  *   P5  U, the sum of the stripes at CLHEAP_HDR_PAGES_USED (cl/clheap_layout.h), is the
@@ -31,7 +33,7 @@
  * The frontiers (CLHEAP_HDR_PAGES_LOW_FRONTIER, _HIGH_FRONTIER) are hints: any value is
  * valid, and no frame outside the pool is taken. The host starts them at the pool's two
  * ends (host/heap_layout.c). */
-#if !defined(CLHEAP_PAGES_H) && (!defined(CLHEAP_ATOMICS64) || CLHEAP_ATOMICS64)
+#ifndef CLHEAP_PAGES_H
 #define CLHEAP_PAGES_H
 
 #include "clheap_bitmap.h"
@@ -172,12 +174,25 @@ static CLHEAP_INLINE void clheap_pages_free_frames(CLHEAP_GLOBAL clheap_u32 *h, 
 {
     CLHEAP_GLOBAL clheap_u64 *word = clheap_bm_container(h, CLHEAP_BM_FREE, 0u, s);
     clheap_u64 old = clheap_or64(word, bits);
-    if (old == 0 && h[CLHEAP_BM_FREE + CLHEAP_BM_LEVELS] > 1u) {
+    if (clheap_bm_was_empty(old, bits) && h[CLHEAP_BM_FREE + CLHEAP_BM_LEVELS] > 1u) {
         clheap_fence_full();
         clheap_bm_set_at(h, CLHEAP_BM_FREE, 1u, s);
     }
-    if ((old | bits) != ~(clheap_u64)0 || clheap_cas64(word, ~(clheap_u64)0, 0) != ~(clheap_u64)0)
+    if ((old | bits) != ~(clheap_u64)0)
         return;
+#if CLHEAP_ATOMICS64
+    if (clheap_cas64(word, ~(clheap_u64)0, 0) != ~(clheap_u64)0)
+        return;
+#else
+    /* W3: an AND takes the whole segment; one that found frames gone gives back what it
+     * took, without trying the move again (the segment may stay all ones in F: P2). */
+    clheap_u64 took = clheap_and64(word, 0);
+    if (took != ~(clheap_u64)0) {
+        if (took)
+            clheap_bm_put_bits(h, CLHEAP_BM_FREE, s, took);
+        return;
+    }
+#endif
     clheap_fence_full(); /* the owners' frames, read through the CAS, before W shows them */
     clheap_bm_clear_above(h, CLHEAP_BM_FREE, 0u, s);
     clheap_bm_set_at(h, clheap_pages_segments_desc(h), 0u, s);

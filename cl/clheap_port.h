@@ -12,8 +12,10 @@
 
 /* 64-bit atomics (cl_khr_int64_base_atomics and _extended_atomics): 1 unless the host
  * builds for a device without them (host/heap.c passes -DCLHEAP_ATOMICS64=0). Without
- * them only the 32-bit helpers exist, and an allocator that needs a 64-bit one does not
- * compile: the host refuses it first (clheap_allocator_needs_atomics64). */
+ * them a 64-bit word's OR, AND and exchange are two 32-bit atomics (the split word, at
+ * the end of this file), and no word has a 64-bit compare-and-swap or add: an allocator
+ * that needs one (the fused CircularMalloc variants) does not compile, and the host
+ * refuses it first (clheap_allocator_needs_atomics64). */
 #ifndef CLHEAP_ATOMICS64
 #define CLHEAP_ATOMICS64 1
 #endif
@@ -91,6 +93,18 @@ static CLHEAP_INLINE clheap_u32 clheap_add32(CLHEAP_GLOBAL clheap_u32 *p, clheap
 {
     return atomic_fetch_add_explicit(CLHEAP_ATOMIC32(p), v, CLHEAP_RELAXED_DEVICE);
 }
+static CLHEAP_INLINE clheap_u32 clheap_or32(CLHEAP_GLOBAL clheap_u32 *p, clheap_u32 v)
+{
+    return atomic_fetch_or_explicit(CLHEAP_ATOMIC32(p), v, CLHEAP_RELAXED_DEVICE);
+}
+static CLHEAP_INLINE clheap_u32 clheap_and32(CLHEAP_GLOBAL clheap_u32 *p, clheap_u32 v)
+{
+    return atomic_fetch_and_explicit(CLHEAP_ATOMIC32(p), v, CLHEAP_RELAXED_DEVICE);
+}
+static CLHEAP_INLINE clheap_u32 clheap_xchg32(CLHEAP_GLOBAL clheap_u32 *p, clheap_u32 v)
+{
+    return atomic_exchange_explicit(CLHEAP_ATOMIC32(p), v, CLHEAP_RELAXED_DEVICE);
+}
 #if CLHEAP_ATOMICS64
 static CLHEAP_INLINE clheap_u64 clheap_add64(CLHEAP_GLOBAL clheap_u64 *p, clheap_u64 v)
 {
@@ -125,6 +139,18 @@ static CLHEAP_INLINE clheap_u64 clheap_cas64(CLHEAP_GLOBAL clheap_u64 *p, clheap
 static CLHEAP_INLINE clheap_u32 clheap_add32(CLHEAP_GLOBAL clheap_u32 *p, clheap_u32 v)
 {
     return atomic_add((volatile CLHEAP_GLOBAL clheap_u32 *)p, v);
+}
+static CLHEAP_INLINE clheap_u32 clheap_or32(CLHEAP_GLOBAL clheap_u32 *p, clheap_u32 v)
+{
+    return atomic_or((volatile CLHEAP_GLOBAL clheap_u32 *)p, v);
+}
+static CLHEAP_INLINE clheap_u32 clheap_and32(CLHEAP_GLOBAL clheap_u32 *p, clheap_u32 v)
+{
+    return atomic_and((volatile CLHEAP_GLOBAL clheap_u32 *)p, v);
+}
+static CLHEAP_INLINE clheap_u32 clheap_xchg32(CLHEAP_GLOBAL clheap_u32 *p, clheap_u32 v)
+{
+    return atomic_xchg((volatile CLHEAP_GLOBAL clheap_u32 *)p, v);
 }
 #if CLHEAP_ATOMICS64
 static CLHEAP_INLINE clheap_u64 clheap_add64(CLHEAP_GLOBAL clheap_u64 *p, clheap_u64 v)
@@ -282,6 +308,7 @@ static CLHEAP_INLINE void clheap_store32(clheap_u32 *p, clheap_u32 v)
     CLHEAP_CORE_STEP(p);
     atomic_store_explicit(CLHEAP_A32(p), v, clheap_core_write_order());
 }
+#if CLHEAP_ATOMICS64 /* else the split word's (below): one size of atomic on each word */
 static CLHEAP_INLINE clheap_u64 clheap_load64(clheap_u64 *p)
 {
     CLHEAP_CORE_STEP(p);
@@ -293,6 +320,7 @@ static CLHEAP_INLINE void clheap_store64(clheap_u64 *p, clheap_u64 v)
     CLHEAP_CORE_STEP(p);
     atomic_store_explicit(CLHEAP_A64(p), v, clheap_core_write_order());
 }
+#endif
 static CLHEAP_INLINE clheap_u32 clheap_cas32(clheap_u32 *p, clheap_u32 expected, clheap_u32 desired)
 {
     CLHEAP_CORE_STEP(p);
@@ -301,6 +329,7 @@ static CLHEAP_INLINE clheap_u32 clheap_cas32(clheap_u32 *p, clheap_u32 expected,
                                             memory_order_relaxed);
     return expected;
 }
+#if CLHEAP_ATOMICS64
 static CLHEAP_INLINE clheap_u64 clheap_cas64(clheap_u64 *p, clheap_u64 expected, clheap_u64 desired)
 {
     CLHEAP_CORE_STEP(p);
@@ -309,12 +338,32 @@ static CLHEAP_INLINE clheap_u64 clheap_cas64(clheap_u64 *p, clheap_u64 expected,
                                             memory_order_relaxed);
     return expected;
 }
+#endif
 static CLHEAP_INLINE clheap_u32 clheap_add32(clheap_u32 *p, clheap_u32 v)
 {
     CLHEAP_CORE_STEP(p);
     clheap_core_read(p, 0);
     return atomic_fetch_add_explicit(CLHEAP_A32(p), v, clheap_core_write_order());
 }
+static CLHEAP_INLINE clheap_u32 clheap_or32(clheap_u32 *p, clheap_u32 v)
+{
+    CLHEAP_CORE_STEP(p);
+    clheap_core_read(p, 0);
+    return atomic_fetch_or_explicit(CLHEAP_A32(p), v, clheap_core_write_order());
+}
+static CLHEAP_INLINE clheap_u32 clheap_and32(clheap_u32 *p, clheap_u32 v)
+{
+    CLHEAP_CORE_STEP(p);
+    clheap_core_read(p, 0);
+    return atomic_fetch_and_explicit(CLHEAP_A32(p), v, clheap_core_write_order());
+}
+static CLHEAP_INLINE clheap_u32 clheap_xchg32(clheap_u32 *p, clheap_u32 v)
+{
+    CLHEAP_CORE_STEP(p);
+    clheap_core_read(p, 0);
+    return atomic_exchange_explicit(CLHEAP_A32(p), v, clheap_core_write_order());
+}
+#if CLHEAP_ATOMICS64
 static CLHEAP_INLINE clheap_u64 clheap_add64(clheap_u64 *p, clheap_u64 v)
 {
     CLHEAP_CORE_STEP(p);
@@ -327,6 +376,7 @@ static CLHEAP_INLINE clheap_u64 clheap_xchg64(clheap_u64 *p, clheap_u64 v)
     clheap_core_read(p, 1);
     return atomic_exchange_explicit(CLHEAP_A64(p), v, clheap_core_write_order());
 }
+#endif
 static CLHEAP_INLINE void clheap_fence_acquire(void)
 {
     unsigned n = clheap_core_orders.count < CLHEAP_CORE_READS ? clheap_core_orders.count : CLHEAP_CORE_READS;
@@ -355,6 +405,75 @@ extern _Thread_local clheap_u32 clheap_host_group_index;
 extern _Thread_local clheap_u32 clheap_host_launch_items;
 #define clheap_launch_items() clheap_host_launch_items
 #define clheap_rotation_seed() (clheap_host_group_index * 0x9E3779B1u)
+#endif
+
+#if !CLHEAP_ATOMICS64
+/* The split word: without 64-bit atomics, the 64-bit words of the bitmap layers (the
+ * containers of cl/clheap_bitmap.h, a block's allocation bits) are two 32-bit atomic
+ * words, its halves. Each bit still changes by one atomic, and an OR, AND or exchange
+ * returns every bit as its half's atomic found it; but the halves are read at two
+ * moments, so the value returned is no snapshot of the word. The protocols above keep
+ * three rules for it, each written where it is relied on:
+ *   W1  an OR, AND or exchange is one atomic on each half, the low one first, also on a
+ *       half it leaves unchanged: each half's result is its latest value, as the one
+ *       64-bit atomic's is (a re-read, an OR of 0, relies on it);
+ *   W2  a change that exactly one work-item must see is seen in one half: a bitmap
+ *       setter climbs when the half it set was empty (clheap_bm_was_empty), and a
+ *       block's slots lie in the low half (at most 32 a block, host/heap_layout.c), its
+ *       high half all ones for good, so every allocation-word result is exact;
+ *   W3  no word is compared-and-swapped or added to whole: a claim is an AND whose
+ *       failed part goes back (cl/clheap_bitmap.h, cl/clheap_pages.h), and TierAlloc's
+ *       run hints, a {run, handed out} pair bumped by one add, are absent (the layout
+ *       gives no hint slots, cl/clheap_tier.h).
+ * The C11 model (tests) splits its words the same way and runs the same protocols. */
+#ifdef __OPENCL_C_VERSION__
+#ifdef __ENDIAN_LITTLE__
+#define CLHEAP_HIGH_HALF 1 /* the 32-bit word, of two, that holds bits 32 - 63 */
+#else
+#define CLHEAP_HIGH_HALF 0
+#endif
+#else
+#define CLHEAP_HIGH_HALF (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
+#endif
+
+static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u32 *clheap_half(CLHEAP_GLOBAL clheap_u64 *p, int high)
+{
+    return (CLHEAP_GLOBAL clheap_u32 *)p + (high ? CLHEAP_HIGH_HALF : 1 - CLHEAP_HIGH_HALF);
+}
+static CLHEAP_INLINE clheap_u64 clheap_join(clheap_u32 low, clheap_u32 high)
+{
+    return (clheap_u64)high << 32 | low;
+}
+#ifndef __OPENCL_C_VERSION__
+static CLHEAP_INLINE clheap_u64 clheap_load64(clheap_u64 *p)
+{
+    clheap_u32 low = clheap_load32(clheap_half(p, 0));
+    return clheap_join(low, clheap_load32(clheap_half(p, 1)));
+}
+static CLHEAP_INLINE void clheap_store64(clheap_u64 *p, clheap_u64 v)
+{
+    clheap_store32(clheap_half(p, 0), (clheap_u32)v);
+    clheap_store32(clheap_half(p, 1), (clheap_u32)(v >> 32));
+}
+#endif
+/* OR, AND: both halves by their atomics, also a half the mask leaves as it is (W1), so
+ * that a result is the latest value of each half, and no branch: a compiler that inlines
+ * every call (Mesa's) copies these thousands of times. */
+static CLHEAP_INLINE clheap_u64 clheap_or64(CLHEAP_GLOBAL clheap_u64 *p, clheap_u64 v)
+{
+    clheap_u32 was_low = clheap_or32(clheap_half(p, 0), (clheap_u32)v);
+    return clheap_join(was_low, clheap_or32(clheap_half(p, 1), (clheap_u32)(v >> 32)));
+}
+static CLHEAP_INLINE clheap_u64 clheap_and64(CLHEAP_GLOBAL clheap_u64 *p, clheap_u64 v)
+{
+    clheap_u32 was_low = clheap_and32(clheap_half(p, 0), (clheap_u32)v);
+    return clheap_join(was_low, clheap_and32(clheap_half(p, 1), (clheap_u32)(v >> 32)));
+}
+static CLHEAP_INLINE clheap_u64 clheap_xchg64(CLHEAP_GLOBAL clheap_u64 *p, clheap_u64 v)
+{
+    clheap_u32 was_low = clheap_xchg32(clheap_half(p, 0), (clheap_u32)v);
+    return clheap_join(was_low, clheap_xchg32(clheap_half(p, 1), (clheap_u32)(v >> 32)));
+}
 #endif
 
 #endif

@@ -54,9 +54,7 @@
 #include "clheap_bump.h"
 #include "clheap_circular.h"
 #include "clheap_freeheap.h"
-#if CLHEAP_ATOMICS64
 #include "clheap_tier.h"
-#endif
 
 /* The address of unit `unit` of the heap, as a number (alignment tests only). */
 static CLHEAP_INLINE clheap_size clheap_unit_address(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 unit)
@@ -107,7 +105,6 @@ static CLHEAP_INLINE void clheap_zero_units(void *dst, clheap_size units)
 
 /* ---- usable bytes, checked as free checks the pointer ------------------------------- */
 
-#if CLHEAP_ATOMICS64 /* the bitmap and block layers need 64-bit atomics (cl/clheap_port.h) */
 /* A large allocation at `unit`, first frame f, whose class word read LARGE. */
 static CLHEAP_INLINE clheap_size clheap_tier_large_usable(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 unit, clheap_u32 f)
 {
@@ -171,7 +168,6 @@ static CLHEAP_INLINE clheap_size clheap_bitmap_usable(CLHEAP_GLOBAL clheap_u32 *
     return (clheap_size)slot_units * CLHEAP_UNIT;
 }
 
-#endif
 
 /* CircularMalloc family: a used chunk's payload, up to the next chunk. */
 static CLHEAP_INLINE clheap_size clheap_circular_usable(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL void *ptr, int fused)
@@ -216,7 +212,6 @@ static CLHEAP_INLINE void clheap_freeheap_note_size(CLHEAP_GLOBAL clheap_u32 *h,
 }
 
 /* ---- TierAlloc: large allocations resized in place ----------------------------------- */
-#if CLHEAP_ATOMICS64
 
 /* Resizes the large allocation at `unit` (first frame f, class word read LARGE) to hold
  * `bytes` (1 up to the pool's bytes) without moving it: 1 if done. It grows over the
@@ -265,11 +260,9 @@ static CLHEAP_INLINE int clheap_blocks_resize_in_place(CLHEAP_GLOBAL clheap_u32 
            clheap_tier_resize_large(h, unit, frame, bytes);
 }
 
-#endif
 
 /* ---- aligned placement ---------------------------------------------------------------- */
 
-#if CLHEAP_ATOMICS64
 
 /* TierAlloc and BlockAlloc: the bytes to ask malloc for so that its slot lies on
  * `alignment` (above 16): the smallest class from `bytes`'s whose slot size is a
@@ -317,7 +310,6 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_aligned_large(CLHEAP_GLOBAL clheap_u
     return clheap_tier_mark_large_at(h, f + skip, keep, offset);
 }
 
-#endif
 
 /* Bump allocators: bytes + alignment - 16 taken, the pointer rounded up. */
 static CLHEAP_INLINE clheap_u32 clheap_bump_aligned_unit(CLHEAP_GLOBAL clheap_u32 *h, clheap_size alignment,
@@ -363,7 +355,6 @@ static CLHEAP_INLINE clheap_u32 clheap_freeheap_aligned_unit(CLHEAP_GLOBAL clhea
     return unit;
 }
 
-#if CLHEAP_ATOMICS64
 /* BitmapAlloc: 1 if every slot lies on `alignment`. */
 static CLHEAP_INLINE int clheap_bitmap_aligned(CLHEAP_GLOBAL clheap_u32 *h, clheap_size alignment)
 {
@@ -371,6 +362,5 @@ static CLHEAP_INLINE int clheap_bitmap_aligned(CLHEAP_GLOBAL clheap_u32 *h, clhe
            clheap_unit_address(h, h[CLHEAP_HDR_POOL_START]) % alignment == 0u;
 }
 
-#endif
 
 #endif

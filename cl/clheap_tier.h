@@ -10,7 +10,7 @@
  *          (cl/clheap_pages.h: 64-frame segments and the free frames of broken
  *          ones in two hierarchical bitmaps; the unused tail of a run is given back
  *          at once). */
-#if !defined(CLHEAP_TIER_H) && (!defined(CLHEAP_ATOMICS64) || CLHEAP_ATOMICS64)
+#ifndef CLHEAP_TIER_H
 #define CLHEAP_TIER_H
 
 #include "clheap_blocks.h"
@@ -230,6 +230,7 @@ static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u64 *clheap_tier_run_take(CLHEAP_GLOBA
     clheap_u32 hints = h[CLHEAP_HDR_CLASS_HINTS + c];
     if (!hints)
         return 0; /* a class whose runs the pool cannot afford: blocks only */
+#if CLHEAP_ATOMICS64 /* else the layout gives no hint slots: no 64-bit add (W3, cl/clheap_port.h) */
     clheap_u32 slot = clheap_tier_hint_slot(hints), total = clheap_tier_run_slots(h, c);
     CLHEAP_NO_UNROLL
     for (clheap_u32 look = 0; look < CLHEAP_TIER_HINT_LOOKS && look < hints; look++) {
@@ -246,6 +247,10 @@ static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u64 *clheap_tier_run_take(CLHEAP_GLOBA
         if (!f && !t)
             return hint;
     }
+#else
+    (void)n;
+    (void)g;
+#endif
     return 0;
 }
 
@@ -259,7 +264,11 @@ static CLHEAP_INLINE void clheap_tier_close_hint(CLHEAP_GLOBAL clheap_u32 *h, cl
         clheap_u32 f = (clheap_u32)(v >> 32), t = (clheap_u32)v;
         if (!f || t >= total)
             return; /* empty, or used up: its opener owns it */
+#if CLHEAP_ATOMICS64
         clheap_u64 seen = clheap_cas64(hint, v, 0);
+#else
+        clheap_u64 seen = ~v; /* never reached: no hint is ever installed (W3) */
+#endif
         if (seen == v) {
             clheap_tier_release_run(h, f - 1u, c, t, h[CLHEAP_HDR_CLASS_RUN + c], 0);
             return;

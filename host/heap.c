@@ -562,8 +562,8 @@ clheap_status clheap_heap_create(cl_context context, cl_device_id device, cl_com
         return CLHEAP_ERROR_SIZE_TOO_LARGE;
     if (cfg.grow.factor != 0.0 && !(cfg.grow.factor > 1.0 && isfinite(cfg.grow.factor)))
         return CLHEAP_ERROR_INVALID_ARGUMENT; /* 0 (never grows), or finite and above 1 */
-    /* Without 64-bit atomics only the allocators whose atomic words are 32-bit build
-     * (cl/clheap_port.h); the default becomes the best of those. */
+    /* Without 64-bit atomics every allocator but the fused ones builds (the bitmap kinds
+     * on split words, cl/clheap_port.h), and the default becomes the fallback. */
     int atomics64 = clheap_device_has_atomics64(device);
     cfg.allocator = clheap_allocator_for_device(cfg.allocator, atomics64);
     if (clheap_allocator_name(cfg.allocator) && !atomics64 && clheap_allocator_needs_atomics64(cfg.allocator))
@@ -588,7 +588,7 @@ clheap_status clheap_heap_create(cl_context context, cl_device_id device, cl_com
     heap->config = cfg;
     heap->atomics64 = atomics64;
     heap->fence_by_atomic = fences_are_barriers(context, device);
-    clheap_status status = clheap_layout_plan(&cfg, compute_units, &heap->layout);
+    clheap_status status = clheap_layout_plan_atomics(&cfg, compute_units, atomics64 ? 64 : 32, &heap->layout);
     if (status != CLHEAP_SUCCESS) {
         pthread_mutex_destroy(&heap->lock);
         free(heap);

@@ -70,7 +70,7 @@ int clheap_allocator_is_multi(clheap_allocator a)
 }
 int clheap_allocator_needs_atomics64(clheap_allocator a)
 {
-    return clheap_allocator_is_bitmap(a) || clheap_allocator_is_fused(a);
+    return clheap_allocator_is_fused(a);
 }
 clheap_allocator clheap_allocator_for_device(clheap_allocator a, int atomics64)
 {
@@ -146,7 +146,7 @@ static uint32_t tier_segment_order(uint64_t frames)
     return frames < 64 ? 0 : 6;
 }
 
-static void plan_runs(uint32_t *h, uint64_t frames)
+static void plan_runs(uint32_t *h, uint64_t frames, uint32_t atomic_bits)
 {
     int large = frames >= CLHEAP_TIER_LARGE_POOL_FRAMES;
     uint64_t budget = frames / (large ? CLHEAP_TIER_LARGE_RUN_SHARE : CLHEAP_TIER_RUN_SHARE);
@@ -159,7 +159,8 @@ static void plan_runs(uint32_t *h, uint64_t frames)
             blocks /= 2;
         uint64_t hints = budget / ((uint64_t)blocks * per_block);
         h[CLHEAP_HDR_CLASS_RUN + c] = blocks;
-        h[CLHEAP_HDR_CLASS_HINTS + c] = (uint32_t)(hints < slots ? hints : slots);
+        /* Split words have no 64-bit add for a hint (W3, cl/clheap_port.h): blocks only. */
+        h[CLHEAP_HDR_CLASS_HINTS + c] = atomic_bits == 64 ? (uint32_t)(hints < slots ? hints : slots) : 0u;
     }
 }
 
@@ -176,11 +177,14 @@ static uint64_t bitmap_units(uint64_t n, uint32_t bitmaps, uint32_t segment_orde
 
 /* BitmapAlloc, BlockAlloc and TierAlloc: header | pool | bitmaps | (block headers). */
 static clheap_status plan_bitmap_kinds(const clheap_heap_config *config, uint64_t units, uint32_t *h,
-                                       uint32_t header_units, clheap_layout *layout)
+                                       uint32_t header_units, uint32_t atomic_bits, clheap_layout *layout)
 {
     int blocks = clheap_allocator_has_blocks(config->allocator);
     int tier = config->allocator == CLHEAP_TIER_ALLOC;
     uint32_t bitmaps = 1, item_units, extra_units_per_item = 0;
+    /* A block's slots lie in one atomic word: 64, or the low half of a split word (W2). */
+    uint32_t max_slots = atomic_bits == 64 ? 64u : 32u;
+    h[CLHEAP_HDR_ATOMIC_BITS] = atomic_bits;
     if (blocks) {
         uint32_t frame = config->frame_bytes ? config->frame_bytes : 1024;
         const uint32_t *classes = config->class_count ? config->class_bytes : default_classes;
@@ -195,7 +199,7 @@ static clheap_status plan_bitmap_kinds(const clheap_heap_config *config, uint64_
             if (bytes == 0 || bytes % CLHEAP_UNIT || (c && bytes <= classes[c - 1]) ||
                 (uint64_t)bytes > 32ull * frame)
                 return CLHEAP_ERROR_INVALID_ARGUMENT;
-            uint64_t frames = ((uint64_t)64 * bytes + frame - 1) / frame;
+            uint64_t frames = ((uint64_t)max_slots * bytes + frame - 1) / frame;
             if (frames > 64)
                 frames = 64;
             /* TierAlloc: a power of two frames (fewer slots where 64 would need 3 * 2^k),
@@ -208,7 +212,7 @@ static clheap_status plan_bitmap_kinds(const clheap_heap_config *config, uint64_
             uint64_t capacity = frames * frame / bytes;
             h[CLHEAP_HDR_CLASS_BYTES + c] = bytes;
             h[CLHEAP_HDR_CLASS_FRAMES + c] = (uint32_t)frames;
-            h[CLHEAP_HDR_CLASS_CAPACITY + c] = (uint32_t)(capacity > 64 ? 64 : capacity);
+            h[CLHEAP_HDR_CLASS_CAPACITY + c] = (uint32_t)(capacity > max_slots ? max_slots : capacity);
         }
         h[CLHEAP_HDR_CLASS_COUNT] = count;
         h[CLHEAP_HDR_FRAME_UNITS] = frame / CLHEAP_UNIT;
@@ -244,7 +248,7 @@ static clheap_status plan_bitmap_kinds(const clheap_heap_config *config, uint64_
      * segments (what this leaves unused is under one segment, 63 frames). */
     if (tier) {
         n = (n >> segment_order) << segment_order;
-        plan_runs(h, n);
+        plan_runs(h, n, atomic_bits);
     }
     /* The pool first, then its bitmaps and block headers: growth extends the pool in
      * place and moves only them (clheap_layout_plan_growth). */
@@ -294,9 +298,17 @@ static int addressable(clheap_allocator a, uint64_t *units)
 clheap_status clheap_layout_plan(const clheap_heap_config *config, uint32_t compute_units,
                                  clheap_layout *layout)
 {
+    return clheap_layout_plan_atomics(config, compute_units, 64, layout);
+}
+
+clheap_status clheap_layout_plan_atomics(const clheap_heap_config *config, uint32_t compute_units,
+                                         uint32_t atomic_bits, clheap_layout *layout)
+{
     memset(layout, 0, sizeof *layout);
-    clheap_heap_config concrete = *config; /* the host's core (tests) has 64-bit atomics */
-    concrete.allocator = clheap_allocator_for_device(config->allocator, 1);
+    if (atomic_bits != 32 && atomic_bits != 64)
+        return CLHEAP_ERROR_INVALID_ARGUMENT;
+    clheap_heap_config concrete = *config;
+    concrete.allocator = clheap_allocator_for_device(config->allocator, atomic_bits == 64);
     config = &concrete;
     clheap_allocator a = config->allocator;
     if (!clheap_allocator_name(a))
@@ -342,7 +354,7 @@ clheap_status clheap_layout_plan(const clheap_heap_config *config, uint32_t comp
     }
 
     if (bitmap_kind) {
-        clheap_status status = plan_bitmap_kinds(config, units, h, pool_start, layout);
+        clheap_status status = plan_bitmap_kinds(config, units, h, pool_start, atomic_bits, layout);
         if (status != CLHEAP_SUCCESS) {
             free(h);
             return status;
@@ -489,7 +501,7 @@ clheap_status clheap_layout_plan_growth(const clheap_heap_config *config, const 
     planned.size_bytes = units * CLHEAP_UNIT;
     if (a == CLHEAP_TIER_ALLOC)
         planned.offset_count = h[CLHEAP_HDR_HINT_SLOTS];
-    clheap_status status = clheap_layout_plan(&planned, 1, &g->layout);
+    clheap_status status = clheap_layout_plan_atomics(&planned, 1, h[CLHEAP_HDR_ATOMIC_BITS], &g->layout);
     if (status != CLHEAP_SUCCESS)
         return status;
     const uint32_t *n = g->layout.header;

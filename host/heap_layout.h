@@ -16,9 +16,13 @@ typedef struct clheap_layout {
     uint64_t total_units;
 } clheap_layout;
 
-/* compute_units is used when config->offset_count is 0. */
+/* compute_units is used when config->offset_count is 0. clheap_layout_plan plans for a
+ * device with 64-bit atomics; _atomics for one whose atomics are atomic_bits (64 or 32)
+ * wide (cl/clheap_port.h's split word: CLHEAP_HDR_ATOMIC_BITS). */
 clheap_status clheap_layout_plan(const clheap_heap_config *config, uint32_t compute_units,
                                  clheap_layout *layout);
+clheap_status clheap_layout_plan_atomics(const clheap_heap_config *config, uint32_t compute_units,
+                                         uint32_t atomic_bits, clheap_layout *layout);
 void clheap_layout_free(clheap_layout *layout);
 
 /* Growth of a heap laid out as `old` to `units` (clheap_heap_grow, and the host core's

@@ -471,16 +471,24 @@ static uint64_t bitmap_bits_wanted(const uint32_t *w, uint32_t b)
 }
 
 /* The class tables: at most CLHEAP_MAX_CLASSES classes of 1 - 64 slots in 1 - 64 frames
- * (the host's loops and shifts take them as bounds). */
+ * (the host's loops and shifts take them as bounds). Planned for 32-bit atomics, at most
+ * 32 slots (W2) and no hint slot in use (W3: cl/clheap_port.h's split word). */
 static clheap_status check_classes(const uint32_t *w, char *what, size_t len)
 {
-    uint32_t classes = w[CLHEAP_HDR_CLASS_COUNT];
+    uint32_t classes = w[CLHEAP_HDR_CLASS_COUNT], bits = w[CLHEAP_HDR_ATOMIC_BITS];
     if (classes == 0 || classes > CLHEAP_MAX_CLASSES)
         return clheap_report_violation(what, len, "%u size classes", classes);
+    if (bits != 32 && bits != 64)
+        return clheap_report_violation(what, len, "planned for %u-bit atomics", bits);
+    int tier = w[CLHEAP_HDR_KIND] == CLHEAP_TIER_ALLOC;
     for (uint32_t c = 0; c < classes; c++) {
         uint32_t capacity = w[CLHEAP_HDR_CLASS_CAPACITY + c], frames = w[CLHEAP_HDR_CLASS_FRAMES + c];
-        if (capacity == 0 || capacity > 64 || frames == 0 || frames > 64)
-            return clheap_report_violation(what, len, "class %u has %u slots in %u frames", c, capacity, frames);
+        if (capacity == 0 || capacity > bits || frames == 0 || frames > 64)
+            return clheap_report_violation(what, len, "class %u has %u slots in %u frames (%u-bit atomics)", c,
+                                           capacity, frames, bits);
+        if (tier && bits == 32 && w[CLHEAP_HDR_CLASS_HINTS + c])
+            return clheap_report_violation(what, len, "class %u has %u run hints without 64-bit atomics", c,
+                                           w[CLHEAP_HDR_CLASS_HINTS + c]);
     }
     return CLHEAP_SUCCESS;
 }

@@ -23,11 +23,13 @@ clheap_status core_heap_create(const clheap_heap_config *config, uint32_t comput
                                core_heap *heap)
 {
     memset(heap, 0, sizeof *heap);
-    clheap_heap_config concrete = *config; /* the host has 64-bit atomics */
-    concrete.allocator = clheap_allocator_for_device(config->allocator, 1);
+    /* The core models a device with 64-bit atomics, or without (built with
+     * -DCLHEAP_ATOMICS64=0: the split word of cl/clheap_port.h). */
+    clheap_heap_config concrete = *config;
+    concrete.allocator = clheap_allocator_for_device(config->allocator, CLHEAP_ATOMICS64);
     config = &concrete;
     clheap_layout layout;
-    clheap_status status = clheap_layout_plan(config, compute_units, &layout);
+    clheap_status status = clheap_layout_plan_atomics(config, compute_units, CLHEAP_ATOMICS64 ? 64 : 32, &layout);
     if (status != CLHEAP_SUCCESS)
         return status;
     size_t bytes = (size_t)layout.total_units * CLHEAP_UNIT;

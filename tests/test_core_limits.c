@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "core_heap.h"
+#include "heap_walk.h"
 #include "../cl/clheap_tier.h"
 
 static void make_heap(core_heap *heap, uint64_t bytes, int typed)
@@ -193,9 +194,66 @@ static void growth_and_create_agree_on_the_largest_heap(void **state)
     }
 }
 
+/* The 32-bit layout (cl/clheap_port.h, the split word): blocks of at most 32 slots, no
+ * run hint, the width recorded; growth keeps it; the check refuses a 64-bit plan that
+ * claims 32-bit atomics (64-slot blocks) and a 32-bit one with a run hint. */
+static void layouts_for_32_bit_atomics(void **state)
+{
+    (void)state;
+    for (int a = CLHEAP_BITMAP_ALLOC; a <= CLHEAP_TIER_ALLOC; a++) {
+        clheap_heap_config config = clheap_heap_config_default();
+        config.allocator = (clheap_allocator)a;
+        config.size_bytes = 8u << 20;
+        clheap_layout narrow, wide;
+        assert_int_equal(clheap_layout_plan_atomics(&config, 4, 32, &narrow), CLHEAP_SUCCESS);
+        assert_int_equal(clheap_layout_plan_atomics(&config, 4, 64, &wide), CLHEAP_SUCCESS);
+        assert_int_equal(clheap_layout_plan_atomics(&config, 4, 48, &wide), CLHEAP_ERROR_INVALID_ARGUMENT);
+        assert_int_equal(clheap_layout_plan_atomics(&config, 4, 64, &wide), CLHEAP_SUCCESS);
+        assert_int_equal(narrow.header[CLHEAP_HDR_ATOMIC_BITS], 32);
+        assert_int_equal(wide.header[CLHEAP_HDR_ATOMIC_BITS], 64);
+        int blocks = a != CLHEAP_BITMAP_ALLOC, wider = 0;
+        for (uint32_t c = 0; blocks && c < narrow.header[CLHEAP_HDR_CLASS_COUNT]; c++) {
+            assert_true(narrow.header[CLHEAP_HDR_CLASS_CAPACITY + c] <= 32);
+            wider |= wide.header[CLHEAP_HDR_CLASS_CAPACITY + c] > 32;
+            if (a == CLHEAP_TIER_ALLOC)
+                assert_int_equal(narrow.header[CLHEAP_HDR_CLASS_HINTS + c], 0);
+        }
+        assert_int_equal(wider, blocks);
+        clheap_growth grown;
+        assert_int_equal(clheap_layout_plan_growth(&config, &narrow, narrow.total_units * 2, &grown), CLHEAP_SUCCESS);
+        assert_int_equal(grown.layout.header[CLHEAP_HDR_ATOMIC_BITS], 32);
+        clheap_layout_free(&grown.layout);
+        if (blocks) { /* fresh heaps of each: sound, and refused once their width is wrong */
+            core_heap heap;
+            clheap_heap_stats s;
+            char what[256];
+            assert_int_equal(core_heap_create(&config, 4, &heap), CLHEAP_SUCCESS);
+            assert_int_equal(core_heap_walk(&heap, &s, what, sizeof what), CLHEAP_SUCCESS);
+            /* The image's own check, not its comparison with the host's copy of the header. */
+            heap.words[CLHEAP_HDR_ATOMIC_BITS] = 32; /* a 64-bit plan's 64-slot blocks */
+            assert_int_equal(clheap_heap_walk(heap.words, heap.layout.total_units, &s, what, sizeof what),
+                             CLHEAP_ERROR_HEAP_CORRUPT);
+            print_message("%s: %s\n", clheap_allocator_name(config.allocator), what);
+            if (a == CLHEAP_TIER_ALLOC) {
+                memcpy(heap.words, narrow.header, narrow.header_words * sizeof(uint32_t));
+                assert_int_equal(clheap_heap_walk(heap.words, heap.layout.total_units, &s, what, sizeof what),
+                                 CLHEAP_SUCCESS);
+                heap.words[CLHEAP_HDR_CLASS_HINTS] = 1; /* a run hint on split words */
+                assert_int_equal(clheap_heap_walk(heap.words, heap.layout.total_units, &s, what, sizeof what),
+                                 CLHEAP_ERROR_HEAP_CORRUPT);
+                print_message("%s\n", what);
+            }
+            core_heap_destroy(&heap);
+        }
+        clheap_layout_free(&narrow);
+        clheap_layout_free(&wide);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(layouts_for_32_bit_atomics),
         cmocka_unit_test(typed_heap_gives_no_pieces),
         cmocka_unit_test(sizes_past_the_pool),
         cmocka_unit_test(every_free_stretch_is_found),

@@ -45,9 +45,9 @@ extern "C" {
 /** Name such as "CMalloc"; NULL for a value that names no allocator. */
 const char *clheap_allocator_name(clheap_allocator allocator);
 
-/** 1 for an allocator whose atomic words are 64-bit (BitmapAlloc, BlockAlloc, TierAlloc,
- * CFMalloc, CFMMalloc): a device without 64-bit atomics (clheap_device_has_atomics64)
- * refuses it. */
+/** 1 for an allocator that swaps 64-bit words whole (CFMalloc, CFMMalloc): a device
+ * without 64-bit atomics (clheap_device_has_atomics64) refuses it. The others run there,
+ * the bitmap kinds on words split into 32-bit halves (docs/design.md). */
 int clheap_allocator_needs_atomics64(clheap_allocator allocator);
 
 typedef enum clheap_presplit {

@@ -43,8 +43,8 @@ typedef int clheap_status;
     X(CLHEAP_ERROR_DEVICE_OUT_OF_MEMORY, 1017,                                                   \
       "device code saw malloc return NULL because the heap was full")                            \
     X(CLHEAP_ERROR_UNSUPPORTED, 1018,                                                            \
-      "the device or allocator lacks what this call needs (BitmapAlloc, BlockAlloc, TierAlloc, "  \
-      "CFMalloc and CFMMalloc need 64-bit atomics; SPIR-V needs an IL; bump heaps cannot grow)")  \
+      "the device or allocator lacks what this call needs (CFMalloc and CFMMalloc need 64-bit "   \
+      "atomics; SPIR-V needs an IL; bump heaps cannot grow)")                                    \
     X(CLHEAP_ERROR_BUFFER_TOO_SMALL, 1019, "the output buffer is too small; *needed says how much") \
     X(CLHEAP_ERROR_ZERO_COUNT, 1020, "a batch of 0 requests was enqueued")                           \
     X(CLHEAP_ERROR_HANDLE_OUT_OF_RANGE, 1021, "a handle index lies past the end of the handle table") \
