@@ -29,15 +29,16 @@ clheap_status clheap_select_device(cl_platform_id *platform, cl_device_id *devic
 /** Writes "<platform name> / <device name> (<build>)" into buf (truncated, always
  * terminated); <build> says which build of the allocators the device gets:
  * "64-bit atomics: every allocator, default TierAlloc" or "32-bit atomics: AtomicMalloc,
- * AtomicWrapMalloc, CMalloc, CMMalloc, FreeHeap, default CMMalloc". */
+ * AtomicWrapMalloc, CMalloc, CMMalloc, BitmapAlloc, BlockAlloc, TierAlloc, FreeHeap,
+ * default BlockAlloc". */
 void clheap_describe_device(cl_device_id device, char *buf, size_t len);
 
 /** 1 if the device has 64-bit atomics (cl_khr_int64_base_atomics and
- * cl_khr_int64_extended_atomics), which BitmapAlloc, BlockAlloc, TierAlloc and the fused
- * circular variants need; 0 if not, or if the environment sets CLHEAP_ATOMICS64=0 (which
- * forces the 32-bit build on any device, for tests). Without them clheap_heap_create
- * refuses those allocators (CLHEAP_ERROR_UNSUPPORTED) and CLHEAP_AUTO_ALLOCATOR becomes
- * CLHEAP_FALLBACK_ALLOCATOR. */
+ * cl_khr_int64_extended_atomics), which the fused circular variants need; 0 if not, or
+ * if the environment sets CLHEAP_ATOMICS64=0 (which forces the 32-bit build on any
+ * device, for tests). Without them clheap_heap_create refuses those two
+ * (CLHEAP_ERROR_UNSUPPORTED), builds the others with -DCLHEAP_ATOMICS64=0, and
+ * CLHEAP_AUTO_ALLOCATOR becomes CLHEAP_FALLBACK_ALLOCATOR. */
 int clheap_device_has_atomics64(cl_device_id device);
 
 #ifdef __cplusplus

@@ -27,7 +27,7 @@ typedef enum clheap_allocator {
  * default, or the fallback on a device without 64-bit atomics (cl_khr_int64_base_atomics
  * and _extended_atomics), which runs only allocators whose atomic words are 32-bit. */
 #define CLHEAP_DEFAULT_ALLOCATOR CLHEAP_TIER_ALLOC
-#define CLHEAP_FALLBACK_ALLOCATOR CLHEAP_CMMALLOC
+#define CLHEAP_FALLBACK_ALLOCATOR CLHEAP_BLOCK_ALLOC
 
 /* X(allocator, name) for every allocator, in value order. */
 #define CLHEAP_ALLOCATOR_LIST(X) \

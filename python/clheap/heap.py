@@ -204,8 +204,9 @@ class Heap(Closable):
 
 
 def device_has_atomics64(device: cl.Device) -> bool:
-    """Whether `device` has 64-bit atomics, which BitmapAlloc, BlockAlloc, TierAlloc and
-    the fused circular variants need (False also under ``CLHEAP_ATOMICS64=0``)."""
+    """Whether `device` has 64-bit atomics, which the fused circular variants need and
+    without which the default is :data:`clheap.FALLBACK_ALLOCATOR` (False also under
+    ``CLHEAP_ATOMICS64=0``)."""
     return bool(lib.clheap_device_has_atomics64(device.int_ptr))
 
 
