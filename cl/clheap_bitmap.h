@@ -33,8 +33,8 @@
 
 #include "clheap_common.h"
 
+/* clheap_or64 and clheap_and64: cl/clheap_port.h (device and C11 core). */
 #ifdef __OPENCL_C_VERSION__
-/* clheap_or64 and clheap_and64: cl/clheap_port.h. */
 static CLHEAP_INLINE clheap_u32 clheap_popcount64(clheap_u64 v) { return (clheap_u32)popcount(v); }
 static CLHEAP_INLINE clheap_u32 clheap_ctz64(clheap_u64 v) { return 63u - (clheap_u32)clz(v & (0ul - v)); }
 static CLHEAP_INLINE clheap_u32 clheap_msb64(clheap_u64 v) { return 63u - (clheap_u32)clz(v); } /* v != 0 */
@@ -55,20 +55,6 @@ static CLHEAP_INLINE void clheap_fence_full(void)
 static CLHEAP_INLINE void clheap_fence_full(void) { mem_fence(CLK_GLOBAL_MEM_FENCE); write_mem_fence(CLK_GLOBAL_MEM_FENCE); read_mem_fence(CLK_GLOBAL_MEM_FENCE); }
 #endif
 #else
-#if CLHEAP_ATOMICS64 /* else the split word's (cl/clheap_port.h) */
-static CLHEAP_INLINE clheap_u64 clheap_or64(clheap_u64 *p, clheap_u64 v)
-{
-    CLHEAP_CORE_STEP(p);
-    clheap_core_read(p, 1);
-    return atomic_fetch_or_explicit(CLHEAP_A64(p), v, clheap_core_write_order());
-}
-static CLHEAP_INLINE clheap_u64 clheap_and64(clheap_u64 *p, clheap_u64 v)
-{
-    CLHEAP_CORE_STEP(p);
-    clheap_core_read(p, 1);
-    return atomic_fetch_and_explicit(CLHEAP_A64(p), v, clheap_core_write_order());
-}
-#endif
 static CLHEAP_INLINE clheap_u32 clheap_popcount64(clheap_u64 v) { return (clheap_u32)__builtin_popcountll(v); }
 static CLHEAP_INLINE clheap_u32 clheap_ctz64(clheap_u64 v) { return (clheap_u32)__builtin_ctzll(v); }
 static CLHEAP_INLINE clheap_u32 clheap_msb64(clheap_u64 v) { return 63u - (clheap_u32)__builtin_clzll(v); }

@@ -376,6 +376,18 @@ static CLHEAP_INLINE clheap_u64 clheap_xchg64(clheap_u64 *p, clheap_u64 v)
     clheap_core_read(p, 1);
     return atomic_exchange_explicit(CLHEAP_A64(p), v, clheap_core_write_order());
 }
+static CLHEAP_INLINE clheap_u64 clheap_or64(clheap_u64 *p, clheap_u64 v)
+{
+    CLHEAP_CORE_STEP(p);
+    clheap_core_read(p, 1);
+    return atomic_fetch_or_explicit(CLHEAP_A64(p), v, clheap_core_write_order());
+}
+static CLHEAP_INLINE clheap_u64 clheap_and64(clheap_u64 *p, clheap_u64 v)
+{
+    CLHEAP_CORE_STEP(p);
+    clheap_core_read(p, 1);
+    return atomic_fetch_and_explicit(CLHEAP_A64(p), v, clheap_core_write_order());
+}
 #endif
 static CLHEAP_INLINE void clheap_fence_acquire(void)
 {
