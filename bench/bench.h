@@ -22,6 +22,9 @@ typedef struct bench_env {
     uint64_t heap_bytes;    /* throughput's heap; 0: 8 GiB (quick: sized to the shape) */
     const char *build_options; /* --options: appended to the heap programs' build options */
     const char *shapes;     /* NULL, or throughput's shapes to run (ITEMSxBYTES, comma-separated) */
+    const char *churn;      /* NULL, or churn-mixed's shapes (DEPTH:MAX:ROUNDS:ITEMS, comma-separated) */
+    int launch_limit_s;     /* churn-mixed: the longest one launch may take, in seconds */
+    int no_warp;            /* churn-mixed: heaps without warp coalescing (--no-warp) */
 } bench_env;
 
 double bench_now_seconds(void);
@@ -90,5 +93,6 @@ void bench_compile_caches_off(void);
 int bench_freeheap(bench_env *env);
 int bench_churn(bench_env *env);
 int bench_resize(bench_env *env);
+int bench_churn_mixed(bench_env *env);
 
 #endif

@@ -1,12 +1,18 @@
 /* clheap-bench: the papers' allocator tests on any OpenCL device.
  * Usage: clheap-bench [--quick] [--cold] [--runs N] [--csv DIR] [--only ALLOCATOR[,...]] [--heap-mib N] [--options STR]
- *                     [--shapes ITEMSxBYTES[,...]] [TEST...]
+ *                     [--shapes ITEMSxBYTES[,...]] [--churn DEPTH:MAX:ROUNDS:ITEMS[,...]] [--launch-timeout S]
+ *                     [--no-warp] [TEST...]
  * --options: extra OpenCL build options for the heaps' programs (an allocator's compile-time
  * tunables, such as -DCLHEAP_BLOCK_FAST_TRIES=8), so a variant needs no rebuild.
  * --shapes: throughput runs only these shapes of its sweep, named as in its CSV (work_items x
  * bytes: 262144xmixed-4K,4096x16), so a variant's rounds on a few shapes take seconds.
+ * --churn: churn-mixed's shapes instead of its defaults (bench/bench_churn_mixed.h), e.g.
+ * 4:4K:16:65536 (a ring of 4, 16 B - 4 KiB, 16 rounds, 2^16 work-items). --launch-timeout:
+ * churn-mixed's limit for one launch (60 s); past it the row says timeout and the process ends.
+ * --no-warp: churn-mixed's heaps without warp coalescing (NVIDIA), to tell its paths apart.
  * Tests: cache, throughput, registers, papers (AD, ACD, P), linux, oom, oom-launch, freeheap, churn,
- * realloc (realloc, calloc and aligned_alloc against doing it by hand). No test
+ * realloc (realloc, calloc and aligned_alloc against doing it by hand), churn-mixed (in-kernel
+ * churn with a ring of live allocations per work-item). No test
  * named: all of those. compile (build times and binary sizes) runs only when named; named
  * alone, it turns the driver's compile caches off first, so that its builds are cold. */
 #include <stdlib.h>
@@ -30,6 +36,7 @@ static const bench_test tests[] = {
     {"freeheap", bench_freeheap},
     {"churn", bench_churn},
     {"realloc", bench_resize},
+    {"churn-mixed", bench_churn_mixed},
     {"compile", bench_compile}, /* last: not in the default set (see above) */
 };
 enum { TEST_COUNT = sizeof tests / sizeof tests[0], DEFAULT_TESTS = TEST_COUNT - 1 };
@@ -37,7 +44,8 @@ enum { TEST_COUNT = sizeof tests / sizeof tests[0], DEFAULT_TESTS = TEST_COUNT -
 static int usage(void)
 {
     fprintf(stderr, "usage: clheap-bench [--quick] [--cold] [--runs N] [--csv DIR] [--only ALLOCATOR[,...]] [--heap-mib N] "
-                    "[--options STR] [--shapes ITEMSxBYTES[,...]] [TEST...]\ntests:");
+                    "[--options STR] [--shapes ITEMSxBYTES[,...]]\n"
+                    "                    [--churn DEPTH:MAX:ROUNDS:ITEMS[,...]] [--launch-timeout S] [--no-warp] [TEST...]\ntests:");
     for (int i = 0; i < TEST_COUNT; i++)
         fprintf(stderr, " %s", tests[i].name);
     fprintf(stderr, "\n");
@@ -50,6 +58,7 @@ int main(int argc, char **argv)
     setvbuf(stdout, NULL, _IOLBF, 0);
     bench_env env = {0};
     env.runs = 5;
+    env.launch_limit_s = 60;
     int selected[TEST_COUNT] = {0}, any_selected = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) {
@@ -68,6 +77,12 @@ int main(int argc, char **argv)
             env.build_options = argv[++i];
         } else if (strcmp(argv[i], "--shapes") == 0 && i + 1 < argc) {
             env.shapes = argv[++i];
+        } else if (strcmp(argv[i], "--churn") == 0 && i + 1 < argc) {
+            env.churn = argv[++i];
+        } else if (strcmp(argv[i], "--no-warp") == 0) {
+            env.no_warp = 1;
+        } else if (strcmp(argv[i], "--launch-timeout") == 0 && i + 1 < argc) {
+            env.launch_limit_s = atoi(argv[++i]);
         } else {
             int found = 0;
             for (int t = 0; t < TEST_COUNT; t++)
@@ -79,7 +94,7 @@ int main(int argc, char **argv)
     }
     if (env.quick && env.runs == 5)
         env.runs = 1;
-    if (env.runs < 1 || env.runs > 15)
+    if (env.runs < 1 || env.runs > 15 || env.launch_limit_s < 1)
         return usage();
 
     /* compile alone: cold builds, the caches off before any platform loads (one may hold

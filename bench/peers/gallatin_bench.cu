@@ -6,7 +6,10 @@
  *   gallatin-bench [--quick] [--cold] [--runs N] [--csv DIR] [--heap-mib N]
  *   gallatin-bench --oom-launch [--quick] [--runs N] [--csv DIR] [--launch-timeout S]
  *   gallatin-bench --realloc [--quick] [--runs N] [--csv DIR] [--heap-mib N]
+ *   gallatin-bench --churn-mixed [--quick] [--runs N] [--csv DIR] [--heap-mib N]
+ *                  [--churn DEPTH:MAX:ROUNDS:ITEMS[,...]] [--launch-timeout S]
  *
+ * --churn-mixed: clheap-bench churn-mixed's in-kernel churn instead (gallatin_churn.cuh).
  * --oom-launch: clheap-bench oom-launch's launches instead (see oom_launch_main below).
  *
  * Same shapes as clheap-bench throughput (bench/bench_shapes.h): every work-item
@@ -16,24 +19,18 @@
  * reused by its runs ("warm", as clheap-bench reuses its heap), or with --cold a new
  * instance for every run (as clheap-bench --cold resets its heap). Writes
  * DIR/throughput-gallatin.csv with the columns of clheap's throughput.csv. */
-#include <gallatin/allocators/gallatin.cuh>
+#include "gallatin_churn.cuh"
+#include "gallatin_common.cuh"
 
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <vector>
 
 extern "C" {
 #include "../bench_shapes.h"
 }
-
-using allocator_type = gallatin::allocators::Gallatin<16ull * 1024 * 1024, 16, 4096>;
 
 __global__ static void malloc_kernel(allocator_type *a, void **out, uint32_t n, uint32_t shape)
 {
@@ -83,15 +80,6 @@ static void csv_row(FILE *csv, const char *name, uint32_t n, const char *shape, 
                 nulls, runs, start);
 }
 
-#define CHECK(call)                                                                         \
-    do {                                                                                    \
-        cudaError_t e_ = (call);                                                            \
-        if (e_ != cudaSuccess) {                                                            \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-            exit(1);                                                                        \
-        }                                                                                   \
-    } while (0)
-
 /* NULLs, or -1 if two allocations overlap (address order, each its request's bytes). */
 static long verify(const std::vector<uintptr_t> &ptrs, uint32_t shape)
 {
@@ -108,13 +96,6 @@ static long verify(const std::vector<uintptr_t> &ptrs, uint32_t shape)
         if (got[i].first + got[i].second > got[i + 1].first)
             return -1;
     return nulls;
-}
-
-static double median(std::vector<double> v)
-{
-    std::sort(v.begin(), v.end());
-    size_t n = v.size();
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* ---- oom-launch ----------------------------------------------------------------------
@@ -489,8 +470,8 @@ static int resize_main(int quick, int runs, const char *csv_dir, uint64_t heap_b
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
-    int quick = 0, runs = 5, cold = 0, oom = 0, limit = 60, resize = 0;
-    const char *csv_dir = NULL;
+    int quick = 0, runs = 5, cold = 0, oom = 0, limit = 60, resize = 0, churn = 0;
+    const char *csv_dir = NULL, *churn_spec = NULL;
     uint64_t heap_bytes = 8ull << 30;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick"))
@@ -507,12 +488,18 @@ int main(int argc, char **argv)
             oom = 1;
         else if (!strcmp(argv[i], "--realloc"))
             resize = 1;
+        else if (!strcmp(argv[i], "--churn-mixed"))
+            churn = 1;
+        else if (!strcmp(argv[i], "--churn") && i + 1 < argc)
+            churn_spec = argv[++i];
         else if (!strcmp(argv[i], "--launch-timeout") && i + 1 < argc)
             limit = atoi(argv[++i]);
         else {
             fprintf(stderr, "usage: gallatin-bench [--quick] [--cold] [--runs N] [--csv DIR] [--heap-mib N]\n"
                             "       gallatin-bench --oom-launch [--quick] [--runs N] [--csv DIR] [--launch-timeout S]\n"
-                            "       gallatin-bench --realloc [--quick] [--runs N] [--csv DIR] [--heap-mib N]\n");
+                            "       gallatin-bench --realloc [--quick] [--runs N] [--csv DIR] [--heap-mib N]\n"
+                            "       gallatin-bench --churn-mixed [--quick] [--runs N] [--csv DIR] [--heap-mib N]\n"
+                            "                      [--churn DEPTH:MAX:ROUNDS:ITEMS[,...]] [--launch-timeout S]\n");
             return 2;
         }
     }
@@ -520,6 +507,8 @@ int main(int argc, char **argv)
         return 2;
     if (oom)
         return oom_launch_main(quick, runs, csv_dir, limit); /* before any CUDA call: it forks */
+    if (churn) /* before any CUDA call: it forks */
+        return churn_mixed_main(quick, runs, csv_dir, heap_bytes, churn_spec, limit);
     if (resize)
         return resize_main(quick, runs, csv_dir, heap_bytes);
     cudaDeviceProp prop;
