@@ -33,8 +33,57 @@ static inline double now(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+/* CLHEAP_PROFILE=1 in the environment: a diagnosis of where a program's time goes. Every
+ * launch through run_kernel and timed_parallel_do is waited for, and its time summed per
+ * kernel: run_kernel's from the queue's profiling events, timed_parallel_do's as the host
+ * saw it (the library's helper launches, the block count read back and the kernel); the
+ * table goes to stderr at exit. Waiting changes the program's own timings: compare
+ * allocators by the table, not by the program's lines. */
+typedef struct profile_row {
+    char name[64];
+    double seconds;
+    unsigned launches;
+} profile_row;
+static profile_row profile_rows[32];
+
+static inline int profiling(void)
+{
+    static int on = -1;
+    if (on < 0) {
+        const char *v = getenv("CLHEAP_PROFILE");
+        on = v && strcmp(v, "1") == 0;
+    }
+    return on;
+}
+
+static inline void profile_print(void)
+{
+    fprintf(stderr, "profile (CLHEAP_PROFILE=1): kernel, launches, ms in all, us a launch\n");
+    for (int i = 0; i < 32 && profile_rows[i].launches; i++)
+        fprintf(stderr, "  %-28s %8u %10.3f %10.2f\n", profile_rows[i].name, profile_rows[i].launches,
+                profile_rows[i].seconds * 1e3, profile_rows[i].seconds * 1e6 / profile_rows[i].launches);
+}
+
+static inline void profile_add(cl_kernel kernel, const char *suffix, double seconds)
+{
+    char name[64] = "";
+    clGetKernelInfo(kernel, CL_KERNEL_FUNCTION_NAME, sizeof name - 16, name, NULL);
+    strcat(name, suffix);
+    int i = 0;
+    while (i < 31 && profile_rows[i].launches && strcmp(profile_rows[i].name, name))
+        i++;
+    if (!profile_rows[i].launches) {
+        if (i == 0)
+            atexit(profile_print);
+        snprintf(profile_rows[i].name, sizeof profile_rows[i].name, "%s", name);
+    }
+    profile_rows[i].seconds += seconds;
+    profile_rows[i].launches++;
+}
+
 /* The device clheap_select_device picks (CLHEAP_PLATFORM, CLHEAP_DEVICE), a context and
- * an in-order queue on it; name gets the device's description. */
+ * an in-order queue on it (profiling with CLHEAP_PROFILE=1); name gets the device's
+ * description. */
 static inline void open_device(cl_device_id *device, cl_context *context, cl_command_queue *queue, char *name,
                                size_t len)
 {
@@ -44,7 +93,7 @@ static inline void open_device(cl_device_id *device, cl_context *context, cl_com
     cl_int err;
     *context = clCreateContext(NULL, 1, device, NULL, NULL, &err);
     CHECK(err);
-    *queue = clCreateCommandQueue(*context, *device, 0, &err);
+    *queue = clCreateCommandQueue(*context, *device, profiling() ? CL_QUEUE_PROFILING_ENABLE : 0, &err);
     CHECK(err);
 }
 
@@ -80,8 +129,34 @@ static inline cl_mem buffer_or_exit(cl_context context, cl_mem_flags flags, size
 static inline void run_kernel(cl_command_queue queue, cl_kernel kernel, size_t items)
 {
     size_t local = 64, global = (items + local - 1) / local * local;
-    if (global)
-        CHECK(clEnqueueNDRangeKernel(queue, kernel, 1, NULL, &global, &local, 0, NULL, NULL));
+    if (!global)
+        return;
+    cl_event e = NULL;
+    CHECK(clEnqueueNDRangeKernel(queue, kernel, 1, NULL, &global, &local, 0, NULL, profiling() ? &e : NULL));
+    if (!e)
+        return;
+    cl_ulong start = 0, end = 0;
+    CHECK(clWaitForEvents(1, &e));
+    clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL);
+    clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL);
+    clReleaseEvent(e);
+    profile_add(kernel, "", (double)(end - start) * 1e-9);
+}
+
+/* clheap_heap_parallel_do (kernel's blocks argument at blocks_arg, groups of 64). */
+static inline void timed_parallel_do(clheap_heap *heap, cl_command_queue queue, uint32_t class_index,
+                                     cl_kernel kernel, cl_uint blocks_arg)
+{
+    double t0 = 0;
+    if (profiling()) {
+        CHECK(clFinish(queue));
+        t0 = now();
+    }
+    CHECK(clheap_heap_parallel_do(heap, class_index, kernel, blocks_arg, 0));
+    if (profiling()) {
+        CHECK(clFinish(queue));
+        profile_add(kernel, " (parallel_do)", now() - t0);
+    }
 }
 
 /* Sets `count` arguments of kernel, given as ARG(x) pairs: from argument 1 on, after the

@@ -480,7 +480,7 @@ static outcome play(world *w, clheap_allocator allocator)
             cl_uint phase = 2u * who + 1u;
             if (r.enumerated) {
                 set_args(heap, prepare, 5, ARG(map), ARG(request), ARG(s), ARG(n), ARG(cls[who]));
-                CHECK(clheap_heap_parallel_do(heap, cls[who], prepare, 6, 0));
+                timed_parallel_do(heap, w->queue, cls[who], prepare, 6);
             } else {
                 set_args(heap, prepare, 8, ARG(map), ARG(request), ARG(s), ARG(n), ARG(lists[who][0]),
                          ARG(count[who]), ARG(lists[who][1]), ARG(counter_buf));
@@ -490,7 +490,7 @@ static outcome play(world *w, clheap_allocator allocator)
             run_kernel(w->queue, decide, cells);
             if (r.enumerated) {
                 set_args(heap, update, 5, ARG(map), ARG(grant), ARG(n), ARG(counter_buf), ARG(cls[who]));
-                CHECK(clheap_heap_parallel_do(heap, cls[who], update, 6, 0));
+                timed_parallel_do(heap, w->queue, cls[who], update, 6);
             } else {
                 set_args(heap, update, 7, ARG(map), ARG(grant), ARG(n), ARG(lists[who][1]), ARG(count[who]),
                          ARG(lists[who][0]), ARG(counter_buf));
@@ -549,7 +549,7 @@ static outcome play(world *w, clheap_allocator allocator)
     if (r.enumerated) {
         for (cl_uint who = FISH; who <= SHARK; who++) {
             set_args(heap, free_each, 1, ARG(cls[who]));
-            CHECK(clheap_heap_parallel_do(heap, cls[who], free_each, 2, 0));
+            timed_parallel_do(heap, w->queue, cls[who], free_each, 2);
         }
     } else {
         for (cl_uint who = FISH; who <= SHARK; who++)
