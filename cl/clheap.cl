@@ -254,82 +254,77 @@ static CLHEAP_INLINE clheap_u64 clheap_ptx_slot_bits(clheap_u32 mask, clheap_u32
  * their slots from its run with one add (clheap_tier_take_begin). A leader that opens a
  * run has every small request's lane of the warp write a share of its headers, each
  * lane releasing its writes before the warp sync after which the leader lists and
- * installs the run (clheap_tier_take_finish). Large requests go alone (each is a run of
- * frames of its own), as do lanes the grant could not serve; if it says pieces, the
- * lowest of those lanes takes them all as one large allocation, which they split. One
- * call of clheap_tier_malloc_first serves them all, and one of clheap_tier_take_larger
- * every small request still without a slot. */
+ * installs the run (clheap_tier_take_finish). Lanes the grant could not serve go alone;
+ * if it says pieces, the lowest of those lanes takes them all as one large allocation,
+ * which they split. One call of clheap_tier_malloc_first serves them all, and one of
+ * clheap_tier_take_larger every request still without a slot.
+ * Large requests (each a run of frames of its own) and 0 B go alone before the first .sync
+ * instruction: inside, a large lane's long way through the page tier, beside the small
+ * lanes' syncs, hung warps on NVIDIA (docs/design.md, "Warp coalescing"). */
 static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_warp(__global clheap_u32 *h, clheap_size bytes)
 {
     clheap_u32 c = bytes ? clheap_class_for(h, bytes) : CLHEAP_MAX_CLASSES;
-    clheap_u32 mask = clheap_ptx_activemask();
-    clheap_u32 smalls = clheap_ptx_match(mask, c != CLHEAP_MAX_CLASSES);
-    clheap_u32 unit = 0u, peers = 0u, rank = 0u, pieces = 0u, first_piece = 0u, taker = 0u, opened = 0u;
-    int nothing = 0; /* the leader's fallback found nothing for the class: the lanes it left end in NULL */
-    clheap_u32 lane = clheap_ptx_laneid();
-    if (c != CLHEAP_MAX_CLASSES) {
-        peers = clheap_ptx_match(smalls, c);
-        clheap_u32 leader = 31u - clz(peers & (0u - peers));
-        rank = popcount(peers & ((1u << lane) - 1u));
-        clheap_u32 n = popcount(peers);
-        clheap_tier_grant g = {0u, 0u, 0u, 0u, 0u, CLHEAP_BM_FAIL, 0u};
-        clheap_tier_opening o = {0, CLHEAP_BM_FAIL, 0u, 0u};
-        if (lane == leader)
-            clheap_tier_take_begin(h, c, n, clheap_rotation_seed(), &g, &o);
-        clheap_ptx_syncwarp(smalls); /* every leader's branch */
-        int opens = lane == leader && o.run != CLHEAP_BM_FAIL;
-        clheap_u32 same = clheap_ptx_match(smalls, opens);
-        clheap_u32 openers = opens ? same : smalls & ~same;
-        if (openers) { /* the same for every lane of smalls */
-            clheap_u32 index = popcount(smalls & ((1u << lane) - 1u)), stride = popcount(smalls);
-            for (clheap_u32 left = openers; left; left &= left - 1u) {
-                clheap_u32 src = 31u - clz(left & (0u - left));
-                clheap_u32 run = clheap_ptx_shfl(smalls, o.run, src);
-                clheap_u32 cls = clheap_ptx_shfl(smalls, c, src);
-                clheap_u32 blocks = clheap_ptx_shfl(smalls, o.blocks, src);
-                clheap_tier_write_run_headers(h, run, cls, blocks, index, stride);
-                opened += blocks * h[CLHEAP_HDR_CLASS_FRAMES + cls];
-            }
-            clheap_fence_release(); /* this lane's headers before the leader lists the runs */
-            clheap_ptx_syncwarp(smalls);
+    if (c == CLHEAP_MAX_CLASSES) /* large (or 0 B): alone, before the warp's .sync ops */
+        return clheap_tier_malloc_unit(h, bytes, clheap_rotation_seed());
+    clheap_u32 mask = clheap_ptx_activemask(), smalls = mask; /* the lanes here are all small */
+    clheap_u32 pieces = 0u, first_piece = 0u, taker = 0u, opened = 0u;
+    clheap_u32 lane = clheap_ptx_laneid(), peers = clheap_ptx_match(smalls, c);
+    clheap_u32 leader = 31u - clz(peers & (0u - peers));
+    clheap_u32 rank = popcount(peers & ((1u << lane) - 1u)), n = popcount(peers);
+    clheap_tier_grant g = {0u, 0u, 0u, 0u, 0u, CLHEAP_BM_FAIL, 0u};
+    clheap_tier_opening o = {0, CLHEAP_BM_FAIL, 0u, 0u};
+    if (lane == leader)
+        clheap_tier_take_begin(h, c, n, clheap_rotation_seed(), &g, &o);
+    clheap_ptx_syncwarp(smalls); /* every leader's branch */
+    int opens = lane == leader && o.run != CLHEAP_BM_FAIL;
+    clheap_u32 same = clheap_ptx_match(smalls, opens);
+    clheap_u32 openers = opens ? same : smalls & ~same;
+    if (openers) { /* the same for every lane of smalls */
+        clheap_u32 index = popcount(smalls & ((1u << lane) - 1u)), stride = popcount(smalls);
+        for (clheap_u32 left = openers; left; left &= left - 1u) {
+            clheap_u32 src = 31u - clz(left & (0u - left));
+            clheap_u32 run = clheap_ptx_shfl(smalls, o.run, src);
+            clheap_u32 cls = clheap_ptx_shfl(smalls, c, src);
+            clheap_u32 blocks = clheap_ptx_shfl(smalls, o.blocks, src);
+            clheap_tier_write_run_headers(h, run, cls, blocks, index, stride);
+            opened += blocks * h[CLHEAP_HDR_CLASS_FRAMES + cls];
         }
-        if (lane == leader)
-            clheap_tier_take_finish(h, c, clheap_rotation_seed(), &g, &o, CLHEAP_TIER_INSTALL);
-        clheap_ptx_syncwarp(smalls); /* every run installed before any leader falls back */
-        if (lane == leader)
-            clheap_tier_take_finish(h, c, clheap_rotation_seed(), &g, &o, CLHEAP_TIER_FALL_BACK);
-        clheap_ptx_syncwarp(peers); /* the leader's branch */
-        g.run = clheap_ptx_shfl(peers, g.run, leader);
-        g.first = clheap_ptx_shfl(peers, g.first, leader);
-        g.k = clheap_ptx_shfl(peers, g.k, leader);
-        g.run2 = clheap_ptx_shfl(peers, g.run2, leader);
-        g.k2 = clheap_ptx_shfl(peers, g.k2, leader);
-        g.frame = clheap_ptx_shfl(peers, g.frame, leader);
-        g.got = clheap_ptx_shfl64(peers, g.got, leader);
-        unit = clheap_tier_grant_unit(h, c, &g, rank);
-        nothing = g.frame == CLHEAP_TIER_NOTHING;
-        if (g.frame == CLHEAP_TIER_PIECES) { /* ranks from k + k2 on */
-            first_piece = g.k + g.k2;
-            pieces = n - first_piece;
-            taker = clheap_nth_bit(peers, first_piece);
-        }
+        clheap_fence_release(); /* this lane's headers before the leader lists the runs */
+        clheap_ptx_syncwarp(smalls);
+    }
+    if (lane == leader)
+        clheap_tier_take_finish(h, c, clheap_rotation_seed(), &g, &o, CLHEAP_TIER_INSTALL);
+    clheap_ptx_syncwarp(smalls); /* every run installed before any leader falls back */
+    if (lane == leader)
+        clheap_tier_take_finish(h, c, clheap_rotation_seed(), &g, &o, CLHEAP_TIER_FALL_BACK);
+    clheap_ptx_syncwarp(peers); /* the leader's branch */
+    g.run = clheap_ptx_shfl(peers, g.run, leader);
+    g.first = clheap_ptx_shfl(peers, g.first, leader);
+    g.k = clheap_ptx_shfl(peers, g.k, leader);
+    g.run2 = clheap_ptx_shfl(peers, g.run2, leader);
+    g.k2 = clheap_ptx_shfl(peers, g.k2, leader);
+    g.frame = clheap_ptx_shfl(peers, g.frame, leader);
+    g.got = clheap_ptx_shfl64(peers, g.got, leader);
+    clheap_u32 unit = clheap_tier_grant_unit(h, c, &g, rank);
+    int nothing = g.frame == CLHEAP_TIER_NOTHING; /* the leader's fallback found nothing: the lanes it left end in NULL */
+    if (g.frame == CLHEAP_TIER_PIECES) { /* ranks from k + k2 on */
+        first_piece = g.k + g.k2;
+        pieces = n - first_piece;
+        taker = clheap_nth_bit(peers, first_piece);
     }
     clheap_u32 frames = pieces ? clheap_tier_piece_frames(h, c) : 0u;
-    /* A request of a valid size that ends in NULL: counted below, with the warp's others. */
-    int lone_large = c == CLHEAP_MAX_CLASSES && clheap_tier_frames_for(h, bytes), null = 0;
-    if (!unit && !nothing && (!pieces || lane == taker)) {
+    int null = 0; /* a request that ends in NULL: counted below, with the warp's others */
+    if (!unit && !nothing && (!pieces || lane == taker))
         unit = clheap_tier_malloc_first(h, pieces ? (clheap_size)pieces * frames * h[CLHEAP_HDR_FRAME_UNITS] * CLHEAP_UNIT
                                                   : bytes,
-                                        clheap_rotation_seed() + 0x5bd1e995u, pieces != 0u || lone_large);
-        null = lone_large && !unit;
-    }
+                                        clheap_rotation_seed() + 0x5bd1e995u, pieces != 0u);
     if (pieces) { /* the same for every lane of peers */
         clheap_ptx_syncwarp(peers); /* the taker's branch and its header writes */
         clheap_u32 base = clheap_ptx_shfl(peers, unit, taker);
         if (rank >= first_piece)
             unit = clheap_tier_piece_of(h, base, rank - first_piece, frames);
     }
-    if (!unit && c != CLHEAP_MAX_CLASSES) {
+    if (!unit) {
         unit = nothing ? 0u : clheap_tier_take_larger(h, c, clheap_rotation_seed() + rank, 0);
         null = !unit;
     }
@@ -383,28 +378,25 @@ static CLHEAP_INLINE clheap_u32 clheap_blocks_malloc_warp(__global clheap_u32 *h
 
 /* Blocks: the lanes freeing slots of one block clear all their bits with one AND of the
  * lowest lane; each lane reads its own bit in the old value (a double free finds it
- * clear, and of two lanes freeing one slot the higher is counted). Large allocations
- * and bad pointers are handled by their own lane. */
+ * clear, and of two lanes freeing one slot the higher is counted). Bad pointers are
+ * handled by their own lane; TierAlloc's large allocations go alone before the first
+ * .sync instruction, as large requests do (clheap_tier_malloc_warp). */
 static CLHEAP_INLINE void clheap_blocks_free_warp(__global clheap_u32 *h, __global void *ptr)
 {
-    clheap_u32 mask = clheap_ptx_activemask();
     clheap_u32 frame = 0u, cls = 0u, slot = 0u, incarnation = 0u;
     clheap_u32 unit = ptr ? clheap_frame_locate(h, ptr, &frame, &cls, &incarnation) : 0u;
 #if CLHEAP_ALLOCATOR == CLHEAP_KIND_TIER
-    int large = unit && cls == CLHEAP_TIER_LARGE;
-#else
-    int large = 0;
-#endif
-    int small = unit && !large && clheap_block_slot_in(h, unit, frame, cls, &slot);
-    /* Lanes of one block and incarnation (cl/clheap_blocks.h, I1) share an AND. */
-    clheap_u32 peers = clheap_ptx_match(mask, small ? frame : 0xffffffffu) & clheap_ptx_match(mask, incarnation);
-    if (!small) {
-#if CLHEAP_ALLOCATOR == CLHEAP_KIND_TIER
-        if (large)
-            clheap_tier_free_large(h, unit, frame);
-#endif
+    if (unit && cls == CLHEAP_TIER_LARGE) { /* alone, before the warp's .sync ops */
+        clheap_tier_free_large(h, unit, frame);
         return;
     }
+#endif
+    clheap_u32 mask = clheap_ptx_activemask();
+    int small = unit && clheap_block_slot_in(h, unit, frame, cls, &slot);
+    /* Lanes of one block and incarnation (cl/clheap_blocks.h, I1) share an AND. */
+    clheap_u32 peers = clheap_ptx_match(mask, small ? frame : 0xffffffffu) & clheap_ptx_match(mask, incarnation);
+    if (!small)
+        return;
     clheap_ptx_syncwarp(peers); /* the other lanes' branch */
     clheap_u32 lane = clheap_ptx_laneid(), leader = 31u - clz(peers & (0u - peers));
     clheap_u64 bits = clheap_ptx_slot_bits(peers, slot);
