@@ -441,11 +441,9 @@ static CLHEAP_INLINE int clheap_formatted(CLHEAP_GLOBAL clheap_u32 *h)
     return 0;
 }
 
-/* malloc returning the 16-byte-unit offset of the allocation (0 = NULL).
- * Out of line (CLHEAP_OUTLINE), as clheap_free: a kernel's sites share one copy, so a kernel
- * with many sites builds about as fast as one with one; the call itself costs no measurable
- * time (docs/performance.md, "One malloc and one free per program"). */
-static CLHEAP_INLINE CLHEAP_OUTLINE clheap_u32 clheap_malloc_unit(CLHEAP_GLOBAL clheap_heap *heap, clheap_size size)
+/* malloc returning the 16-byte-unit offset of the allocation (0 = NULL). Out of line but
+ * in warp-coalesced builds, as clheap_free (CLHEAP_ENTRY, cl/clheap_config.h says why). */
+static CLHEAP_INLINE CLHEAP_ENTRY clheap_u32 clheap_malloc_unit(CLHEAP_GLOBAL clheap_heap *heap, clheap_size size)
 {
     if (!clheap_formatted(clheap_words(heap)))
         return 0u;
@@ -496,7 +494,7 @@ static CLHEAP_INLINE CLHEAP_GLOBAL void *clheap_malloc(CLHEAP_GLOBAL clheap_heap
     return clheap_pointer(heap, clheap_malloc_unit(heap, size));
 }
 
-static CLHEAP_INLINE CLHEAP_OUTLINE void clheap_free(CLHEAP_GLOBAL clheap_heap *heap, CLHEAP_GLOBAL void *ptr)
+static CLHEAP_INLINE CLHEAP_ENTRY void clheap_free(CLHEAP_GLOBAL clheap_heap *heap, CLHEAP_GLOBAL void *ptr)
 {
     if (!ptr || !clheap_formatted(clheap_words(heap)))
         return;

@@ -25,6 +25,18 @@
 
 /* ---- read by cl/clheap.cl ---- */
 
+/* How clheap_malloc and clheap_free are compiled. Out of line (CLHEAP_OUTLINE): a kernel's
+ * sites share one copy, so one with many sites builds about as fast as one with one site.
+ * Inline in warp-coalesced builds (CLHEAP_HAVE_PTX, NVIDIA): their bodies are the warp
+ * paths, and called out of line they handed lanes that reached the call apart wrong slots
+ * (objects leaked, stray writes), as the game of life's spawn kernel does; inline at each
+ * site they do not (docs/design.md, "Warp coalescing"). Not a tuning knob. */
+#if defined(CLHEAP_HAVE_PTX)
+#define CLHEAP_ENTRY
+#else
+#define CLHEAP_ENTRY CLHEAP_OUTLINE
+#endif
+
 #ifndef CLHEAP_WARP_COALESCE_UNITS
 #define CLHEAP_WARP_COALESCE_UNITS 5u /* requests up to 64 B (+ the header unit) */
 #endif
