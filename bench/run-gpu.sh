@@ -40,6 +40,12 @@ step test_heap 150 "$build/tests/test_heap"
 step test_blocks 90 "$build/tests/test_blocks"
 step test_cache 60 "$build/tests/test_cache"
 step fragmentation 30 "$build/examples/clheap-fragmentation"
+# The warp paths' failures PoCL cannot show (docs/design.md, "Warp coalescing"): lanes that
+# reach malloc and free apart (life's spawn kernel), and 16 B - 64 KiB churn, which hung.
+step life_tier 120 "$build/examples/clheap-life" --size 256 --generations 4 --allocator TierAlloc
+step life_blocks 120 "$build/examples/clheap-life" --size 256 --generations 4 --allocator BlockAlloc
+step churn_large 150 "$build/bench/clheap-bench" --quick --runs 3 --launch-timeout 20 --only TierAlloc \
+  --churn 4:64K:20:256,16:64K:20:256 churn-mixed
 step demo 30 "$build/examples/clheap-demo"
 step bench_registers 45 "$build/bench/clheap-bench" --csv "$out" registers
 step bench_throughput 120 "$build/bench/clheap-bench" --csv "$out" throughput

@@ -54,6 +54,26 @@ static const char *test_kernels =
     "    for (uint i = bytes & ~3u; i < bytes; i++) wrong += p[i] != (uchar)tag;\n"
     "    if (wrong) atomic_inc(bad);\n"
     "}\n"
+    "/* Life's spawn, harder: each work-item tries 8 requests, skipping some (lanes of a warp\n"
+    " * reach malloc at different iterations); a request's claim on a shared cell is a race,\n"
+    " * whose loser frees at once, beside lanes still in malloc. Kept: units[slot], tagged. */\n"
+    "__kernel void divergent_claims(__global clheap_heap *heap, __global uint *units,\n"
+    "                               __global uint *sizes, __global uint *cells, uint ncells, uint shifts) {\n"
+    "    uint id = get_global_id(0);\n"
+    "    for (uint k = 0; k < 8u; k++) {\n"
+    "        uint slot = id * 8u + k, h = clheap_hash32(slot * 2654435761u + 17u);\n"
+    "        units[slot] = 0u;\n"
+    "        sizes[slot] = 0u;\n"
+    "        if (h % 3u == 0u || ((volatile __global uint *)cells)[h % ncells]) continue;\n"
+    "        uint bytes = 16u << (h / 3u % shifts);\n"
+    "        __global uchar *p = clheap_malloc(heap, bytes);\n"
+    "        if (!p) continue;\n"
+    "        write_tag(p, bytes, slot + 1u);\n"
+    "        if (atomic_cmpxchg(&cells[h % ncells], 0u, slot + 1u) != 0u) { clheap_free(heap, p); continue; }\n"
+    "        units[slot] = clheap_unit_of(heap, p);\n"
+    "        sizes[slot] = bytes;\n"
+    "    }\n"
+    "}\n"
     "__kernel void free_units(__global clheap_heap *heap, __global const uint *units) {\n"
     "    uint id = get_global_id(0);\n"
     "    if (units[id]) clheap_free_unit(heap, units[id]);\n"
@@ -80,7 +100,7 @@ typedef struct heap_test {
     cl_fixture cl;
     clheap_heap *heap;
     cl_program program;
-    cl_kernel alloc_random, fill, verify, free_units, bad_frees;
+    cl_kernel alloc_random, fill, verify, free_units, bad_frees, divergent_claims;
     clheap_allocator allocator;
 } heap_test;
 
@@ -270,6 +290,9 @@ static int group_setup(void **state)
     t->verify = clCreateKernel(t->program, "verify", &err);
     t->free_units = clCreateKernel(t->program, "free_units", &err);
     t->bad_frees = clCreateKernel(t->program, "bad_frees", &err);
+    cl_int made;
+    t->divergent_claims = clCreateKernel(t->program, "divergent_claims", &made);
+    err = err == CL_SUCCESS ? made : err;
     *state = t;
     return err == CL_SUCCESS ? 0 : -1;
 }
@@ -284,6 +307,7 @@ static int group_teardown(void **state)
     clReleaseKernel(t->verify);
     clReleaseKernel(t->free_units);
     clReleaseKernel(t->bad_frees);
+    clReleaseKernel(t->divergent_claims);
     clReleaseProgram(t->program);
     int ok = clheap_heap_destroy(t->heap) == CLHEAP_SUCCESS;
     cl_fixture_close(&t->cl);
@@ -299,6 +323,45 @@ static int reset_heap(void **state)
 }
 
 /* ---- tests --------------------------------------------------------------------------- */
+
+/* Mallocs reached by a warp's lanes at different times, and frees beside them (the game of
+ * life's spawn kernel): every kept allocation holds its tag, the heap counts exactly the kept
+ * ones (a slot handed out but lost, or freed twice, shows), and it is empty after their frees.
+ * On NVIDIA this is the warp paths' test: lanes of one warp enter malloc apart. */
+static void divergent_mallocs_and_frees(void **state)
+{
+    heap_test *t = *state;
+    if (!can_free(t->allocator))
+        skip();
+    enum { ITEMS = 4096, SLOTS = ITEMS * 8 };
+    cl_mem units = make_buffer(t, SLOTS * sizeof(uint32_t)), sizes = make_buffer(t, SLOTS * sizeof(uint32_t));
+    cl_mem cells = make_buffer(t, SLOTS / 4 * sizeof(uint32_t));
+    /* Rounds: 16 - 64 B with a quarter as many cells as tries; 16 B alone (one class, as
+     * life's objects) with an eighth and a 32nd (most claims lost, most mallocs freed). */
+    const cl_uint ncells_of[] = {SLOTS / 4, SLOTS / 8, SLOTS / 32}, shifts_of[] = {3, 1, 1}, zero = 0;
+    for (int round = 0; round < 3; round++) {
+        cl_uint ncells = ncells_of[round], shifts = shifts_of[round];
+        assert_int_equal(clEnqueueFillBuffer(t->cl.queue, cells, &zero, sizeof zero, 0, ncells * sizeof zero, 0,
+                                             NULL, NULL),
+                         CL_SUCCESS);
+        clheap_heap_errors before = errors_of(t);
+        assert_int_equal(clheap_heap_set_kernel_arg(t->heap, t->divergent_claims, 0), CLHEAP_SUCCESS);
+        set_args(t->divergent_claims, 5, sizeof units, &units, sizeof sizes, &sizes, sizeof cells, &cells,
+                 sizeof ncells, &ncells, sizeof shifts, &shifts);
+        run_kernel(t, t->divergent_claims, ITEMS);
+        size_t kept = check_allocations(t, units, sizes, SLOTS); /* tags, overlap, the heap's count */
+        clheap_heap_errors after = errors_of(t);
+        assert_int_equal(after.double_free + after.free_not_chunk, before.double_free + before.free_not_chunk);
+        assert_true(kept > ncells / 2 && kept <= ncells);
+        free_all(t, units, SLOTS);
+        clheap_heap_stats s = stats_of(t);
+        if (live_allocations(t->allocator, &s) >= 0)
+            assert_int_equal(live_allocations(t->allocator, &s), 0);
+    }
+    clReleaseMemObject(units);
+    clReleaseMemObject(sizes);
+    clReleaseMemObject(cells);
+}
 
 static void random_rounds_never_overlap(void **state)
 {
@@ -779,6 +842,7 @@ static const struct CMUnitTest heap_tests[] = {
     cmocka_unit_test_setup(create_refuses_bad_configs, reset_heap),
     cmocka_unit_test_setup(random_rounds_never_overlap, reset_heap),
     cmocka_unit_test_setup(fill_until_null_then_refill, reset_heap),
+    cmocka_unit_test_setup(divergent_mallocs_and_frees, reset_heap),
     cmocka_unit_test_setup(wrap_stays_inside_the_pool, reset_heap),
     cmocka_unit_test_setup(bad_frees_are_counted_and_lose_nothing, reset_heap),
     cmocka_unit_test_setup(unformatted_buffer_counts_and_is_untouched, reset_heap),
