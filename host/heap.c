@@ -563,9 +563,10 @@ clheap_status clheap_heap_create(cl_context context, cl_device_id device, cl_com
     if (cfg.grow.factor != 0.0 && !(cfg.grow.factor > 1.0 && isfinite(cfg.grow.factor)))
         return CLHEAP_ERROR_INVALID_ARGUMENT; /* 0 (never grows), or finite and above 1 */
     /* Without 64-bit atomics every allocator but the fused ones builds (the bitmap kinds
-     * on split words, cl/clheap_port.h), and the default becomes the fallback. */
+     * on split words, cl/clheap_port.h), and the default becomes the fallback; a typed
+     * heap's default is the typed one everywhere. */
     int atomics64 = clheap_device_has_atomics64(device);
-    cfg.allocator = clheap_allocator_for_device(cfg.allocator, atomics64);
+    cfg.allocator = clheap_allocator_for_device(cfg.allocator, atomics64, cfg.typed_classes != 0);
     if (clheap_allocator_name(cfg.allocator) && !atomics64 && clheap_allocator_needs_atomics64(cfg.allocator))
         return CLHEAP_ERROR_UNSUPPORTED;
     if (!atomics64 && clheap_allocator_is_bump(cfg.allocator) && cfg.size_bytes > ((uint64_t)1 << 34))

@@ -57,8 +57,8 @@ int clheap_allocator_is_fused(clheap_allocator allocator);
 int clheap_allocator_is_multi(clheap_allocator allocator);
 int clheap_allocator_is_bitmap(clheap_allocator allocator);  /* BitmapAlloc, BlockAlloc, TierAlloc */
 int clheap_allocator_has_blocks(clheap_allocator allocator); /* BlockAlloc, TierAlloc */
-/* CLHEAP_AUTO_ALLOCATOR made concrete for a device with (1) or without 64-bit atomics;
- * any other allocator as it is. */
-clheap_allocator clheap_allocator_for_device(clheap_allocator allocator, int atomics64);
+/* CLHEAP_AUTO_ALLOCATOR made concrete for a device with (1) or without 64-bit atomics and
+ * a heap that is typed (config.typed_classes) or not; any other allocator as it is. */
+clheap_allocator clheap_allocator_for_device(clheap_allocator allocator, int atomics64, int typed);
 
 #endif

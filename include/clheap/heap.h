@@ -80,20 +80,23 @@ typedef struct clheap_heap_config {
                                      requests from its page tier) */
     uint32_t class_bytes[32];     /**< ascending multiples of 16, each <= 32 * frame_bytes (two slots a block or more);
                                      a class index is also a typed-object type id */
-    uint32_t typed_classes;       /**< TierAlloc: 1 keeps every object in a block of its own
-                                     class even when the heap is nearly full, so that a class
-                                     is a type for parallel_do; 0 (default): a small request
-                                     its class cannot serve (no free slot, no frames) takes a
-                                     free slot of a larger class before malloc returns NULL.
-                                     BlockAlloc's classes are always typed */
-    uint32_t no_warp_coalescing;  /**< BlockAlloc and the CircularMalloc family on NVIDIA: 1 turns
+    uint32_t typed_classes;       /**< 1: a typed heap, whose classes are types for parallel_do.
+                                     With CLHEAP_AUTO_ALLOCATOR it gets CLHEAP_TYPED_ALLOCATOR
+                                     (BlockAlloc, whose classes are always typed: requests
+                                     above the largest class are refused). TierAlloc named:
+                                     keeps every object in a block of its own class even when
+                                     the heap is nearly full; 0 (default): a small request its
+                                     class cannot serve (no free slot, no frames) takes a
+                                     free slot of a larger class before malloc returns NULL */
+    uint32_t no_warp_coalescing;  /**< BlockAlloc, TierAlloc, the CircularMalloc family on NVIDIA: 1 turns
                                      off the inline-PTX warp coalescing that is otherwise used
                                      after a probe compile */
     clheap_grow_policy grow;      /**< see clheap_heap_grow_if_needed */
 } clheap_heap_config;
 
-/** Allocator CLHEAP_AUTO_ALLOCATOR (TierAlloc, or CMMalloc on a device without 64-bit
- * atomics: clheap_device_has_atomics64), 64 MiB, and the defaults each field names. */
+/** Allocator CLHEAP_AUTO_ALLOCATOR (TierAlloc; BlockAlloc on a device without 64-bit
+ * atomics, clheap_device_has_atomics64, or for a typed heap), 64 MiB, and the defaults each
+ * field names. */
 clheap_heap_config clheap_heap_config_default(void);
 
 typedef struct clheap_heap clheap_heap;

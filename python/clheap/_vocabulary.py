@@ -17,9 +17,10 @@ ALLOCATORS = {
 }
 
 #: What the default (allocator None, CLHEAP_AUTO_ALLOCATOR) becomes: DEFAULT_ALLOCATOR,
-#: or FALLBACK_ALLOCATOR on a device without 64-bit atomics.
+#: FALLBACK_ALLOCATOR on a device without 64-bit atomics, TYPED_ALLOCATOR for a typed heap.
 DEFAULT_ALLOCATOR = "TierAlloc"
 FALLBACK_ALLOCATOR = "BlockAlloc"
+TYPED_ALLOCATOR = "BlockAlloc"
 
 #: The device's error counters (clheap_heap_errors' fields, in order): (field, header
 #: word, status name clheap_heap_read_errors answers, what it counts).

@@ -28,11 +28,11 @@ class Heap(Closable):
 
     `allocator` is a name from :data:`clheap.ALLOCATORS`, or None (the default): the
     device's best, :data:`clheap.DEFAULT_ALLOCATOR`, or :data:`clheap.FALLBACK_ALLOCATOR`
-    on a device without 64-bit atomics; :attr:`allocator` names the one the heap got.
-    `grow` is None (never grow), a
-    factor above 1, or ``(factor, max_bytes)``: see :meth:`grow_if_needed`. With
-    `typed_classes`, TierAlloc keeps each size class in blocks of its own (a class is a
-    type for ``parallel_do``). Every call is enqueued on `queue` (default: a new in-order
+    on a device without 64-bit atomics, or :data:`clheap.TYPED_ALLOCATOR` with
+    `typed_classes`; :attr:`allocator` names the one the heap got. `grow` is None (never
+    grow), a factor above 1, or ``(factor, max_bytes)``: see :meth:`grow_if_needed`. With
+    `typed_classes` every size class keeps to blocks of its own (a class is a type for
+    ``parallel_do``; TierAlloc named keeps it so too). Every call is enqueued on `queue` (default: a new in-order
     queue on `device`, itself defaulting to the context's first device); finish your own
     kernels that use the heap before :meth:`check`, :meth:`stats` or :meth:`grow`.
     """

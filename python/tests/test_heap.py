@@ -57,6 +57,13 @@ def test_defaults_and_properties(context):
         assert f"-DCLHEAP_ALLOCATOR={clheap.ALLOCATORS[best]}" in heap.build_options
 
 
+def test_a_typed_heap_defaults_to_the_typed_allocator(context):
+    with clheap.Heap(context, size=8 << 20, typed_classes=True) as heap:
+        assert heap.allocator == clheap.TYPED_ALLOCATOR == "BlockAlloc"
+    with clheap.Heap(context, size=8 << 20, allocator="TierAlloc", typed_classes=True) as heap:
+        assert heap.allocator == "TierAlloc"
+
+
 def test_unknown_allocator_lists_the_valid_ones(context):
     with pytest.raises(ValueError) as info:
         clheap.Heap(context, allocator="tieralloc")
