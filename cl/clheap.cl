@@ -573,9 +573,10 @@ static CLHEAP_INLINE CLHEAP_GLOBAL void *clheap_calloc(CLHEAP_GLOBAL clheap_heap
  * allocation gets min(old, new) bytes and ptr is freed. NULL if none: ptr stays
  * allocated and unchanged. A ptr that is no live allocation is counted as clheap_free
  * counts it, and gives NULL; so does any ptr on the bump allocators (counted as a bad
- * size), which keep no sizes. Out of line (CLHEAP_OUTLINE), as clheap_malloc. */
-static CLHEAP_INLINE CLHEAP_OUTLINE CLHEAP_GLOBAL void *clheap_realloc(CLHEAP_GLOBAL clheap_heap *heap,
-                                                                      CLHEAP_GLOBAL void *ptr, size_t size)
+ * size), which keep no sizes. Compiled as clheap_malloc is (CLHEAP_ENTRY): it runs the
+ * malloc and free, whose warp paths must not be called out of line. */
+static CLHEAP_INLINE CLHEAP_ENTRY CLHEAP_GLOBAL void *clheap_realloc(CLHEAP_GLOBAL clheap_heap *heap,
+                                                                    CLHEAP_GLOBAL void *ptr, size_t size)
 {
     CLHEAP_GLOBAL clheap_u32 *h = clheap_words(heap);
     if (!ptr)
