@@ -30,7 +30,7 @@
  * game as "full" (the heap is too small): exit status 3 when that is all that went
  * wrong, 1 when something was wrong, 0 when every game verified.
  * Usage: clheap-wator [--size N (256)] [--steps S (100)] [--check-every K (1)]
- *                     [--allocator NAME|all (TierAlloc)] [--heap-mib M (128 bytes a
+ *                     [--allocator NAME|all (BlockAlloc)] [--heap-mib M (128 bytes a
  *                     cell)] [--lists] [--fit] [--csv FILE]
  * --fit: the heap stays at --heap-mib, and the largest grid (to 8 cells, or 1/16) whose
  * game runs the steps verified in it is searched, per allocator (the paper's space
@@ -594,7 +594,7 @@ int main(int argc, char **argv)
     fit_range fit = {0, 0, 0}; /* where --fit looks: to resume a search cut off by a time limit */
     int fit_ok = fit_range_args(argc, argv, 16384, &fit);
     w.lists = arg_flag(argc, argv, "--lists");
-    const char *which = arg_str(argc, argv, "--allocator", clheap_allocator_name(CLHEAP_DEFAULT_ALLOCATOR));
+    const char *which = arg_str(argc, argv, "--allocator", clheap_allocator_name(CLHEAP_TYPED_ALLOCATOR));
     const char *csv_path = arg_str(argc, argv, "--csv", NULL), *trace_path = arg_str(argc, argv, "--trace", NULL);
     if (w.n < 8 || w.n > 16384 || w.steps < 1 || w.check_every < 1 || (w.fixed && !w.heap_mib) || !fit_ok) {
         fprintf(stderr, "usage: %s [--size N (8..16384)] [--steps S] [--check-every K] [--allocator NAME|all] "
@@ -604,9 +604,10 @@ int main(int argc, char **argv)
     char name[256];
     open_device(&w.device, &w.context, &w.queue, name, sizeof name);
     printf("device: %s\n", name);
-    /* The default first, then every other allocator that frees concurrently. */
-    clheap_allocator order[] = {CLHEAP_DEFAULT_ALLOCATOR, CLHEAP_BLOCK_ALLOC, CLHEAP_BITMAP_ALLOC, CLHEAP_CMALLOC,
-                                CLHEAP_CFMALLOC, CLHEAP_CMMALLOC, CLHEAP_CFMMALLOC};
+    /* The default first (the heap is typed: CLHEAP_TYPED_ALLOCATOR), then every other
+     * allocator that frees concurrently. */
+    clheap_allocator order[] = {CLHEAP_TYPED_ALLOCATOR, CLHEAP_TIER_ALLOC, CLHEAP_BLOCK_ALLOC, CLHEAP_BITMAP_ALLOC,
+                                CLHEAP_CMALLOC, CLHEAP_CFMALLOC, CLHEAP_CMMALLOC, CLHEAP_CFMMALLOC};
     FILE *csv = csv_path ? fopen(csv_path, "w") : NULL;
     w.trace = trace_path ? fopen(trace_path, "w") : NULL;
     if ((csv_path && !csv) || (trace_path && !w.trace)) {
@@ -623,7 +624,7 @@ int main(int argc, char **argv)
         const char *a = clheap_allocator_name(order[i]);
         if (strcmp(which, "all") != 0 && strcmp(which, a) != 0)
             continue;
-        if (i && order[i] == CLHEAP_DEFAULT_ALLOCATOR)
+        if (i && order[i] == order[0])
             continue;
         ran++;
         if (w.fixed) { /* the largest sea whose game fits the heap as it is */
