@@ -339,55 +339,25 @@ static CLHEAP_INLINE clheap_u64 clheap_cas64(clheap_u64 *p, clheap_u64 expected,
     return expected;
 }
 #endif
-static CLHEAP_INLINE clheap_u32 clheap_add32(clheap_u32 *p, clheap_u32 v)
-{
-    CLHEAP_CORE_STEP(p);
-    clheap_core_read(p, 0);
-    return atomic_fetch_add_explicit(CLHEAP_A32(p), v, clheap_core_write_order());
-}
-static CLHEAP_INLINE clheap_u32 clheap_or32(clheap_u32 *p, clheap_u32 v)
-{
-    CLHEAP_CORE_STEP(p);
-    clheap_core_read(p, 0);
-    return atomic_fetch_or_explicit(CLHEAP_A32(p), v, clheap_core_write_order());
-}
-static CLHEAP_INLINE clheap_u32 clheap_and32(clheap_u32 *p, clheap_u32 v)
-{
-    CLHEAP_CORE_STEP(p);
-    clheap_core_read(p, 0);
-    return atomic_fetch_and_explicit(CLHEAP_A32(p), v, clheap_core_write_order());
-}
-static CLHEAP_INLINE clheap_u32 clheap_xchg32(clheap_u32 *p, clheap_u32 v)
-{
-    CLHEAP_CORE_STEP(p);
-    clheap_core_read(p, 0);
-    return atomic_exchange_explicit(CLHEAP_A32(p), v, clheap_core_write_order());
-}
+/* The core's read-modify-writes: a scheduling step, the word noted for the next acquire
+ * fence (clheap_core_read; wide: a 64-bit word), then the atomic in the device's write
+ * order. One body for all, each a line below. */
+#define CLHEAP_CORE_RMW(name, type, wide, word, atomic)             \
+    static CLHEAP_INLINE type name(type *p, type v)                 \
+    {                                                               \
+        CLHEAP_CORE_STEP(p);                                        \
+        clheap_core_read(p, wide);                                  \
+        return atomic(word(p), v, clheap_core_write_order());      \
+    }
+CLHEAP_CORE_RMW(clheap_add32, clheap_u32, 0, CLHEAP_A32, atomic_fetch_add_explicit)
+CLHEAP_CORE_RMW(clheap_or32, clheap_u32, 0, CLHEAP_A32, atomic_fetch_or_explicit)
+CLHEAP_CORE_RMW(clheap_and32, clheap_u32, 0, CLHEAP_A32, atomic_fetch_and_explicit)
+CLHEAP_CORE_RMW(clheap_xchg32, clheap_u32, 0, CLHEAP_A32, atomic_exchange_explicit)
 #if CLHEAP_ATOMICS64
-static CLHEAP_INLINE clheap_u64 clheap_add64(clheap_u64 *p, clheap_u64 v)
-{
-    CLHEAP_CORE_STEP(p);
-    clheap_core_read(p, 1);
-    return atomic_fetch_add_explicit(CLHEAP_A64(p), v, clheap_core_write_order());
-}
-static CLHEAP_INLINE clheap_u64 clheap_xchg64(clheap_u64 *p, clheap_u64 v)
-{
-    CLHEAP_CORE_STEP(p);
-    clheap_core_read(p, 1);
-    return atomic_exchange_explicit(CLHEAP_A64(p), v, clheap_core_write_order());
-}
-static CLHEAP_INLINE clheap_u64 clheap_or64(clheap_u64 *p, clheap_u64 v)
-{
-    CLHEAP_CORE_STEP(p);
-    clheap_core_read(p, 1);
-    return atomic_fetch_or_explicit(CLHEAP_A64(p), v, clheap_core_write_order());
-}
-static CLHEAP_INLINE clheap_u64 clheap_and64(clheap_u64 *p, clheap_u64 v)
-{
-    CLHEAP_CORE_STEP(p);
-    clheap_core_read(p, 1);
-    return atomic_fetch_and_explicit(CLHEAP_A64(p), v, clheap_core_write_order());
-}
+CLHEAP_CORE_RMW(clheap_add64, clheap_u64, 1, CLHEAP_A64, atomic_fetch_add_explicit)
+CLHEAP_CORE_RMW(clheap_xchg64, clheap_u64, 1, CLHEAP_A64, atomic_exchange_explicit)
+CLHEAP_CORE_RMW(clheap_or64, clheap_u64, 1, CLHEAP_A64, atomic_fetch_or_explicit)
+CLHEAP_CORE_RMW(clheap_and64, clheap_u64, 1, CLHEAP_A64, atomic_fetch_and_explicit)
 #endif
 static CLHEAP_INLINE void clheap_fence_acquire(void)
 {
