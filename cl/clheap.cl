@@ -266,35 +266,35 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_warp(__global clheap_u32 *h, 
     clheap_u32 c = bytes ? clheap_class_for(h, bytes) : CLHEAP_MAX_CLASSES;
     if (c == CLHEAP_MAX_CLASSES) /* large (or 0 B): alone, before the warp's .sync ops */
         return clheap_tier_malloc_unit(h, bytes, clheap_rotation_seed());
-    clheap_u32 mask = clheap_ptx_activemask(), smalls = mask; /* the lanes here are all small */
+    clheap_u32 mask = clheap_ptx_activemask(); /* the lanes here are all small */
     clheap_u32 pieces = 0u, first_piece = 0u, taker = 0u, opened = 0u;
-    clheap_u32 lane = clheap_ptx_laneid(), peers = clheap_ptx_match(smalls, c);
+    clheap_u32 lane = clheap_ptx_laneid(), peers = clheap_ptx_match(mask, c);
     clheap_u32 leader = 31u - clz(peers & (0u - peers));
     clheap_u32 rank = popcount(peers & ((1u << lane) - 1u)), n = popcount(peers);
     clheap_tier_grant g = {0u, 0u, 0u, 0u, 0u, CLHEAP_BM_FAIL, 0u};
     clheap_tier_opening o = {0, CLHEAP_BM_FAIL, 0u, 0u};
     if (lane == leader)
         clheap_tier_take_begin(h, c, n, clheap_rotation_seed(), &g, &o);
-    clheap_ptx_syncwarp(smalls); /* every leader's branch */
+    clheap_ptx_syncwarp(mask); /* every leader's branch */
     int opens = lane == leader && o.run != CLHEAP_BM_FAIL;
-    clheap_u32 same = clheap_ptx_match(smalls, opens);
-    clheap_u32 openers = opens ? same : smalls & ~same;
-    if (openers) { /* the same for every lane of smalls */
-        clheap_u32 index = popcount(smalls & ((1u << lane) - 1u)), stride = popcount(smalls);
+    clheap_u32 same = clheap_ptx_match(mask, opens);
+    clheap_u32 openers = opens ? same : mask & ~same;
+    if (openers) { /* the same for every lane of mask */
+        clheap_u32 index = popcount(mask & ((1u << lane) - 1u)), stride = popcount(mask);
         for (clheap_u32 left = openers; left; left &= left - 1u) {
             clheap_u32 src = 31u - clz(left & (0u - left));
-            clheap_u32 run = clheap_ptx_shfl(smalls, o.run, src);
-            clheap_u32 cls = clheap_ptx_shfl(smalls, c, src);
-            clheap_u32 blocks = clheap_ptx_shfl(smalls, o.blocks, src);
+            clheap_u32 run = clheap_ptx_shfl(mask, o.run, src);
+            clheap_u32 cls = clheap_ptx_shfl(mask, c, src);
+            clheap_u32 blocks = clheap_ptx_shfl(mask, o.blocks, src);
             clheap_tier_write_run_headers(h, run, cls, blocks, index, stride);
             opened += blocks * h[CLHEAP_HDR_CLASS_FRAMES + cls];
         }
         clheap_fence_release(); /* this lane's headers before the leader lists the runs */
-        clheap_ptx_syncwarp(smalls);
+        clheap_ptx_syncwarp(mask);
     }
     if (lane == leader)
         clheap_tier_take_finish(h, c, clheap_rotation_seed(), &g, &o, CLHEAP_TIER_INSTALL);
-    clheap_ptx_syncwarp(smalls); /* every run installed before any leader falls back */
+    clheap_ptx_syncwarp(mask); /* every run installed before any leader falls back */
     if (lane == leader)
         clheap_tier_take_finish(h, c, clheap_rotation_seed(), &g, &o, CLHEAP_TIER_FALL_BACK);
     clheap_ptx_syncwarp(peers); /* the leader's branch */
@@ -336,13 +336,13 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_warp(__global clheap_u32 *h, 
 #if CLHEAP_TIER_SETTLE_PER_SEGMENT
     /* The warp settles the share of what it opened (see cl/clheap_tier.h), last, where
      * little else is live. */
-    if (opened) { /* the same for every lane of smalls */
-        clheap_ptx_syncwarp(smalls);
-        clheap_u32 index = popcount(smalls & ((1u << lane) - 1u)), share = clheap_tier_settle_share(h, opened);
+    if (opened) { /* the same for every lane of mask */
+        clheap_ptx_syncwarp(mask);
+        clheap_u32 index = popcount(mask & ((1u << lane) - 1u)), share = clheap_tier_settle_share(h, opened);
         clheap_u32 start = index ? 0u : clheap_tier_settle_claim(h, share);
-        clheap_ptx_syncwarp(smalls); /* the claimer's branch (see clheap_ptx_syncwarp) */
-        start = clheap_ptx_shfl(smalls, start, 31u - clz(smalls & (0u - smalls)));
-        clheap_tier_settle_range(h, start, share, index, popcount(smalls));
+        clheap_ptx_syncwarp(mask); /* the claimer's branch (see clheap_ptx_syncwarp) */
+        start = clheap_ptx_shfl(mask, start, 31u - clz(mask & (0u - mask)));
+        clheap_tier_settle_range(h, start, share, index, popcount(mask));
     }
 #endif
     return unit;
