@@ -34,6 +34,8 @@ int bench_wants(const bench_env *env, clheap_allocator a);
 int bench_wants_shape(const bench_env *env, size_t items, const char *shape);
 double bench_median(double *values, int n);   /* sorts values */
 void bench_min_max(const double *values, int n, double *min, double *max);
+/* The bad-free counters of e, summed: double, not a chunk, outside, unaligned. */
+uint32_t bench_bad_frees(const clheap_heap_errors *e);
 
 /* Opens a CSV file <csv_dir>/<name>.csv with the header line, or returns NULL. */
 FILE *bench_csv_open(const bench_env *env, const char *name, const char *header);

@@ -54,15 +54,11 @@ static clheap_heap_errors churn_errors(clheap_heap *heap)
     return e;
 }
 
-static cl_uint churn_bad_frees(const clheap_heap_errors *e)
-{
-    return e->double_free + e->free_not_chunk + e->free_outside + e->free_unaligned;
-}
-
-/* One launch of the shape; its counts added to row. Returns churn_wait's answer (1 also
- * for an OpenCL error). */
+/* One launch of the shape; its counts added to row, the sizes work-items 0..63 asked for
+ * checked against `sum` (bench_churn_sum's). Returns churn_wait's answer (1 also for an
+ * OpenCL error). */
 static int churn_launch(bench_env *env, clheap_heap *heap, cl_kernel k, cl_mem counts, const bench_churn_shape *s,
-                        double *seconds, churn_row *row)
+                        uint32_t sum, double *seconds, churn_row *row)
 {
     cl_uint got[3] = {0, 0, 0};
     cl_int err = clEnqueueWriteBuffer(env->queue, counts, CL_TRUE, 0, sizeof got, got, 0, NULL, NULL);
@@ -87,8 +83,8 @@ static int churn_launch(bench_env *env, clheap_heap *heap, cl_kernel k, cl_mem c
         clReleaseEvent(e);
     row->nulls += got[0];
     row->wrong += got[1];
-    if (done == 0 && got[2] != bench_churn_sum(s))
-        snprintf(row->why, sizeof row->why, "sizes asked %u, not the header's %u", got[2], bench_churn_sum(s));
+    if (done == 0 && got[2] != sum)
+        snprintf(row->why, sizeof row->why, "sizes asked %u, not the header's %u", got[2], sum);
     return done;
 }
 
@@ -117,15 +113,16 @@ static void churn_run_shape(bench_env *env, clheap_heap *heap, cl_kernel k, cl_m
         return;
     }
     clheap_heap_errors before = churn_errors(heap);
+    uint32_t sum = bench_churn_sum(s);
     for (int run = 0; run <= env->runs; run++) {
-        int done = churn_launch(env, heap, k, counts, s, &row->t[run], row);
+        int done = churn_launch(env, heap, k, counts, s, sum, &row->t[run], row);
         if (done) {
             row->status = done == 2 ? "timeout" : "failed";
             return;
         }
     }
     clheap_heap_errors after = churn_errors(heap);
-    row->bad_frees = churn_bad_frees(&after) - churn_bad_frees(&before);
+    row->bad_frees = bench_bad_frees(&after) - bench_bad_frees(&before);
     row->why_null.out_of_memory = after.out_of_memory - before.out_of_memory;
     row->why_null.bad_size = after.bad_size - before.bad_size;
     row->why_null.contended = after.contended - before.contended;
@@ -199,23 +196,19 @@ int bench_churn_mixed(bench_env *env)
 {
     bench_churn_shape given[32];
     size_t n;
-    const bench_churn_shape *shapes = bench_churn_shapes(env->quick, &n);
-    if (env->churn) {
-        n = bench_churn_parse(env->churn, given, sizeof given / sizeof *given);
-        shapes = given;
-        if (!n) {
-            fprintf(stderr, "--churn: DEPTH:MAX:ROUNDS:ITEMS[,...], depth 1 - %u, MAX 4K, 64K, 1M...\n",
-                    BENCH_CHURN_MAX_DEPTH);
-            return 1;
-        }
+    const bench_churn_shape *shapes =
+        bench_churn_chosen(env->quick, env->churn, given, sizeof given / sizeof *given, &n);
+    if (!shapes) {
+        fprintf(stderr, "--churn: DEPTH:MAX:ROUNDS:ITEMS[,...], depth 1 - %u, MAX 4K, 64K, 1M...\n",
+                BENCH_CHURN_MAX_DEPTH);
+        return 1;
     }
     uint64_t heap_bytes = env->heap_bytes ? env->heap_bytes : env->quick ? 64ull << 20 : 8ull << 30;
     FILE *csv = bench_csv_open(env, "churn_mixed", BENCH_CHURN_COLUMNS);
     printf("churn-mixed: in-kernel malloc, stamp, verify and free with a ring of live allocations per work-item "
            "(%llu MiB heap, median of %d launches, at most %d s each)\n",
            (unsigned long long)(heap_bytes >> 20), env->runs, env->launch_limit_s);
-    printf("  %-10s %9s %6s %5s %5s %7s %10s %12s %8s %6s %5s %s\n", "allocator", "items", "rounds", "depth", "max",
-           "live<=", "ms", "mallocs/s", "NULLs", "wrong", "bad", "status");
+    bench_churn_print_header();
     int failures = 0;
     for (int a = CLHEAP_ATOMIC_MALLOC; a <= CLHEAP_ALLOCATOR_LAST; a++) {
         /* The bump allocators cannot free; FreeHeap serves one work-item at a time. */

@@ -117,6 +117,13 @@ static inline const bench_churn_shape *bench_churn_shapes(int quick, size_t *cou
     return quick ? small : full;
 }
 
+/* The table's header line; both harnesses print their rows in its columns. */
+static inline void bench_churn_print_header(void)
+{
+    printf("  %-10s %9s %6s %5s %5s %7s %10s %12s %8s %6s %5s %s\n", "allocator", "items", "rounds", "depth", "max",
+           "live<=", "ms", "mallocs/s", "NULLs", "wrong", "bad", "status");
+}
+
 /* The range's name (max_bytes column): 4K, 64K, 1M, or the bytes. */
 static inline void bench_churn_range_name(const bench_churn_shape *s, char *buf, size_t len)
 {
@@ -159,6 +166,17 @@ static inline size_t bench_churn_parse(const char *text, bench_churn_shape *out,
             return 0;
     }
     return text && *text ? 0 : n;
+}
+
+/* The shapes to run: the defaults, or `spec` (see bench_churn_parse) parsed into `given`,
+ * of `room` entries; NULL if spec is no such list. */
+static inline const bench_churn_shape *bench_churn_chosen(int quick, const char *spec, bench_churn_shape *given,
+                                                          size_t room, size_t *count)
+{
+    if (!spec)
+        return bench_churn_shapes(quick, count);
+    *count = bench_churn_parse(spec, given, room);
+    return *count ? given : NULL;
 }
 
 #endif

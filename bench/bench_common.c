@@ -63,6 +63,11 @@ void bench_min_max(const double *values, int n, double *min, double *max)
     }
 }
 
+uint32_t bench_bad_frees(const clheap_heap_errors *e)
+{
+    return e->double_free + e->free_not_chunk + e->free_outside + e->free_unaligned;
+}
+
 FILE *bench_csv_open(const bench_env *env, const char *name, const char *header)
 {
     if (!env->csv_dir)

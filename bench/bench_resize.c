@@ -173,7 +173,7 @@ static uint32_t resize_bad_frees(resize_env *r)
 {
     clheap_heap_errors e;
     clheap_heap_read_errors(r->heap, &e);
-    return e.double_free + e.free_not_chunk + e.free_outside + e.free_unaligned;
+    return bench_bad_frees(&e);
 }
 
 /* After bad frees: which counters, and what the heap check finds (a diagnosis, not a

@@ -200,16 +200,7 @@ static int oom_launch_child(const bench_oom_shape *s, uint32_t n, uint32_t heap_
 
 static int oom_launch_main(int quick, int runs, const char *csv_dir, int limit)
 {
-    FILE *csv = NULL;
-    if (csv_dir) {
-        char path[1024];
-        snprintf(path, sizeof path, "%s/oom_launch-gallatin.csv", csv_dir);
-        csv = fopen(path, "w");
-        if (csv) {
-            fprintf(csv, "%s\n", BENCH_OOM_LAUNCH_COLUMNS);
-            setvbuf(csv, NULL, _IOLBF, 0);
-        }
-    }
+    FILE *csv = gallatin_csv_open(csv_dir, "oom_launch-gallatin.csv", BENCH_OOM_LAUNCH_COLUMNS);
     printf("gallatin-bench oom-launch: %d rounds a launch, at most %d s a launch\n", runs, limit);
     size_t count;
     const bench_oom_shape *shapes = bench_oom_shapes(quick, &count);
@@ -426,14 +417,7 @@ static int resize_row(allocator_type *a, FILE *csv, const char *test, const char
 
 static int resize_main(int quick, int runs, const char *csv_dir, uint64_t heap_bytes)
 {
-    FILE *csv = NULL;
-    if (csv_dir) {
-        char path[1024];
-        snprintf(path, sizeof path, "%s/realloc-gallatin.csv", csv_dir);
-        csv = fopen(path, "w");
-        if (csv)
-            fprintf(csv, "%s\n", RESIZE_COLUMNS);
-    }
+    FILE *csv = gallatin_csv_open(csv_dir, "realloc-gallatin.csv", RESIZE_COLUMNS);
     printf("gallatin-bench realloc: by hand, heap %llu MiB, median of %d runs\n", (unsigned long long)(heap_bytes >> 20),
            runs);
     allocator_type *a = allocator_type::generate_on_device(heap_bytes, 42, false);
@@ -515,14 +499,7 @@ int main(int argc, char **argv)
     CHECK(cudaGetDeviceProperties(&prop, 0));
     printf("gallatin-bench on %s, heap %llu MiB, median of %d runs, %s\n", prop.name,
            (unsigned long long)(heap_bytes >> 20), runs, cold ? "a new instance each" : "one instance per shape");
-    FILE *csv = NULL;
-    if (csv_dir) {
-        char path[1024];
-        snprintf(path, sizeof path, "%s/throughput-gallatin.csv", csv_dir);
-        csv = fopen(path, "w");
-        if (csv)
-            fprintf(csv, "%s\n", BENCH_THROUGHPUT_COLUMNS);
-    }
+    FILE *csv = gallatin_csv_open(csv_dir, "throughput-gallatin.csv", BENCH_THROUGHPUT_COLUMNS);
     printf("  %-16s %9s %8s %12s %12s %14s %14s %8s\n", "allocator", "items", "bytes", "malloc ms", "free ms",
            "malloc/s", "free/s", "NULLs");
     int failures = 0;

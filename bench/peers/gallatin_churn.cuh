@@ -70,18 +70,16 @@ static void churn_row(FILE *csv, const bench_churn_shape *s, double bound, const
     double hi = t.empty() ? 0 : *std::max_element(t.begin(), t.end()), rate = m > 0 ? (double)s->items * s->rounds / m : 0;
     printf("  %-10s %9u %6u %5u %5s %6.1f%% %10.3f %12.3e %8u %6u %5s %s\n", "Gallatin", s->items, s->rounds, s->depth,
            range, bound * 100, m * 1e3, rate, nulls, wrong, "-", status);
-    if (csv) {
+    if (csv) /* line buffered: the row is in the file before the child exits */
         fprintf(csv, "Gallatin,%u,%u,%u,%s,%.4f,%.9f,%.9f,%.9f,%.6e,%u,%u,-1,%d,%s\n", s->items, s->rounds, s->depth,
                 range, bound, m, lo, hi, rate, nulls, wrong, runs, status);
-        fflush(csv);
-    }
 }
 
 /* The child: one shape on a new instance; exits CHILD_OK or CHILD_WRONG after its row. */
 static int churn_child(const bench_churn_shape *s, uint64_t heap_bytes, double bound, int runs, FILE *csv)
 {
     allocator_type *a = allocator_type::generate_on_device(heap_bytes, 42, false);
-    unsigned *counts_d, counts[3], nulls = 0, wrong = 0, sum_wrong = 0;
+    unsigned *counts_d, counts[3], nulls = 0, wrong = 0, sum_wrong = 0, sum = bench_churn_sum(s);
     CHECK(cudaMalloc(&counts_d, sizeof counts));
     cudaEvent_t e0, e1;
     cudaEventCreate(&e0);
@@ -100,7 +98,7 @@ static int churn_child(const bench_churn_shape *s, uint64_t heap_bytes, double b
             t.push_back(ms * 1e-3);
         nulls += counts[0];
         wrong += counts[1];
-        sum_wrong += counts[2] != bench_churn_sum(s);
+        sum_wrong += counts[2] != sum;
     }
     churn_row(csv, s, bound, t, nulls, wrong, runs, wrong || sum_wrong ? "wrong" : "ok");
     if (sum_wrong)
@@ -145,25 +143,13 @@ static int churn_mixed_main(int quick, int runs, const char *csv_dir, uint64_t h
 {
     bench_churn_shape given[32];
     size_t n;
-    const bench_churn_shape *shapes = bench_churn_shapes(quick, &n);
-    if (spec) {
-        n = bench_churn_parse(spec, given, sizeof given / sizeof *given);
-        shapes = given;
-        if (!n)
-            return 2;
-    }
-    FILE *csv = NULL;
-    if (csv_dir) {
-        char path[1024];
-        snprintf(path, sizeof path, "%s/churn_mixed-gallatin.csv", csv_dir);
-        csv = fopen(path, "w");
-        if (csv)
-            fprintf(csv, "%s\n", BENCH_CHURN_COLUMNS);
-    }
+    const bench_churn_shape *shapes = bench_churn_chosen(quick, spec, given, sizeof given / sizeof *given, &n);
+    if (!shapes)
+        return 2;
+    FILE *csv = gallatin_csv_open(csv_dir, "churn_mixed-gallatin.csv", BENCH_CHURN_COLUMNS);
     printf("gallatin-bench churn-mixed: heap %llu MiB, median of %d launches, at most %d s a launch\n",
            (unsigned long long)(heap_bytes >> 20), runs, limit);
-    printf("  %-10s %9s %6s %5s %5s %7s %10s %12s %8s %6s %5s %s\n", "allocator", "items", "rounds", "depth", "max",
-           "live<=", "ms", "mallocs/s", "NULLs", "wrong", "bad", "status");
+    bench_churn_print_header();
     int failures = 0;
     for (size_t i = 0; i < n; i++)
         failures += churn_shape(&shapes[i], heap_bytes, runs, csv, limit);

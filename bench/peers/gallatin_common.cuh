@@ -21,6 +21,23 @@ using allocator_type = gallatin::allocators::Gallatin<16ull * 1024 * 1024, 16, 4
         }                                                                                   \
     } while (0)
 
+/* DIR/name, its header line written, or NULL (no DIR, or it cannot be written). Line
+ * buffered: every row reaches the file as it is written, before a fork copies the buffer
+ * and whatever a time limit kills. */
+static inline FILE *gallatin_csv_open(const char *dir, const char *name, const char *header)
+{
+    if (!dir)
+        return NULL;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *csv = fopen(path, "w");
+    if (csv) {
+        setvbuf(csv, NULL, _IOLBF, 0);
+        fprintf(csv, "%s\n", header);
+    }
+    return csv;
+}
+
 static inline double median(std::vector<double> v)
 {
     std::sort(v.begin(), v.end());
