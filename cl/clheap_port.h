@@ -438,24 +438,19 @@ static CLHEAP_INLINE void clheap_store64(clheap_u64 *p, clheap_u64 v)
     clheap_store32(clheap_half(p, 1), (clheap_u32)(v >> 32));
 }
 #endif
-/* OR, AND: both halves by their atomics, also a half the mask leaves as it is (W1), so
- * that a result is the latest value of each half, and no branch: a compiler that inlines
- * every call (Mesa's) copies these thousands of times. */
-static CLHEAP_INLINE clheap_u64 clheap_or64(CLHEAP_GLOBAL clheap_u64 *p, clheap_u64 v)
-{
-    clheap_u32 was_low = clheap_or32(clheap_half(p, 0), (clheap_u32)v);
-    return clheap_join(was_low, clheap_or32(clheap_half(p, 1), (clheap_u32)(v >> 32)));
-}
-static CLHEAP_INLINE clheap_u64 clheap_and64(CLHEAP_GLOBAL clheap_u64 *p, clheap_u64 v)
-{
-    clheap_u32 was_low = clheap_and32(clheap_half(p, 0), (clheap_u32)v);
-    return clheap_join(was_low, clheap_and32(clheap_half(p, 1), (clheap_u32)(v >> 32)));
-}
-static CLHEAP_INLINE clheap_u64 clheap_xchg64(CLHEAP_GLOBAL clheap_u64 *p, clheap_u64 v)
-{
-    clheap_u32 was_low = clheap_xchg32(clheap_half(p, 0), (clheap_u32)v);
-    return clheap_join(was_low, clheap_xchg32(clheap_half(p, 1), (clheap_u32)(v >> 32)));
-}
+/* OR, AND, exchange: both halves by their 32-bit atomic, the low one first, also a half
+ * the operand leaves as it is (W1), so that a result is the latest value of each half,
+ * and no branch: a compiler that inlines every call (Mesa's) copies these thousands of
+ * times. One body for the three. */
+#define CLHEAP_SPLIT_RMW(name, atomic32)                                                        \
+    static CLHEAP_INLINE clheap_u64 name(CLHEAP_GLOBAL clheap_u64 *p, clheap_u64 v)             \
+    {                                                                                           \
+        clheap_u32 was_low = atomic32(clheap_half(p, 0), (clheap_u32)v);                        \
+        return clheap_join(was_low, atomic32(clheap_half(p, 1), (clheap_u32)(v >> 32)));        \
+    }
+CLHEAP_SPLIT_RMW(clheap_or64, clheap_or32)
+CLHEAP_SPLIT_RMW(clheap_and64, clheap_and32)
+CLHEAP_SPLIT_RMW(clheap_xchg64, clheap_xchg32)
 #endif
 
 #endif
