@@ -21,6 +21,9 @@
 
 #define BENCH_CHURN_MAX_DEPTH 16u /* the ring's slots, a private array in the kernel */
 #define BENCH_CHURN_SUM_ITEMS 64u /* work-items 0..63 add up their sizes: the harnesses' cross-check */
+/* Those two as text, for the OpenCL C kernel below (which the C compiler sees as a string). */
+#define BENCH_CHURN_TEXT_(x) #x
+#define BENCH_CHURN_TEXT(x) BENCH_CHURN_TEXT_(x)
 #define BENCH_CHURN_COLUMNS                                                                              \
     "allocator,work_items,rounds,depth,max_bytes,live_bound,median_s,min_s,max_s,mallocs_per_s,nulls,wrong," \
     "bad_frees,runs,status"
@@ -53,7 +56,7 @@ BENCH_HD static inline uint32_t bench_churn_stamp(uint32_t id, uint32_t round)
     "                          __global uint *counts) {\n"                                                 \
     "    uint id = get_global_id(0), nulls = 0, wrong = 0, sum = 0;\n"                                   \
     "    if (id >= n) return;\n"                                                                       \
-    "    __global uint *ring[16];\n"                                                                       \
+    "    __global uint *ring[" BENCH_CHURN_TEXT(BENCH_CHURN_MAX_DEPTH) "];\n"                             \
     "    for (uint k = 0; k < depth; k++) ring[k] = 0;\n"                                                 \
     "    for (uint r = 0; r < rounds + depth; r++) {\n"                                                   \
     "        uint k = r % depth;\n"                                                                       \
@@ -73,7 +76,7 @@ BENCH_HD static inline uint32_t bench_churn_stamp(uint32_t id, uint32_t round)
     "    }\n"                                                                                             \
     "    if (nulls) atomic_add(&counts[0], nulls);\n"                                                     \
     "    if (wrong) atomic_add(&counts[1], wrong);\n"                                                     \
-    "    if (id < 64u) atomic_add(&counts[2], sum);\n"                                                    \
+    "    if (id < " BENCH_CHURN_TEXT(BENCH_CHURN_SUM_ITEMS) ") atomic_add(&counts[2], sum);\n"             \
     "}\n"
 
 /* What work-items 0..63 ask for in all rounds (mod 2^32), as counts[2] adds it up. */
