@@ -622,15 +622,45 @@ static CLHEAP_INLINE CLHEAP_ENTRY CLHEAP_GLOBAL void *clheap_realloc(CLHEAP_GLOB
 #endif
 }
 
+/* TierAlloc asks for the alignment itself when the size is no larger and the alignment is
+ * at most this many bytes: with power-of-two classes (the default) that class's slots lie
+ * on it wherever its blocks do, which the address check after the malloc confirms; up to
+ * 4 KiB, the pool's own alignment (host/heap_layout.c), a block mostly does. */
+#define CLHEAP_TIER_ALIGNED_DIRECT_BYTES 4096u
+
+/* clheap_aligned_alloc (alignment above 16): the bytes its malloc site asks for, 0 for
+ * its other ways. TierAlloc's direct case reads no header word: a malloc after dependent
+ * loads of the class table cost up to a quarter of its time on NVIDIA. */
+static CLHEAP_INLINE clheap_size clheap_aligned_malloc_bytes(CLHEAP_GLOBAL clheap_u32 *h, clheap_size alignment,
+                                                              clheap_size size)
+{
+#if CLHEAP_HAS_BLOCKS
+    int tier = CLHEAP_ALLOCATOR == CLHEAP_KIND_TIER;
+    if (tier && size && size <= alignment && alignment <= CLHEAP_TIER_ALIGNED_DIRECT_BYTES &&
+        !(alignment & (alignment - 1u)))
+        return alignment;
+    if (clheap_has_magic(h) && clheap_alignment_valid(alignment) && size)
+        return clheap_blocks_aligned_bytes(h, alignment, size, tier);
+#endif
+    return 0u;
+}
+
 /* clheap_aligned_alloc's ways that are not a plain malloc: bad alignments and sizes
  * (counted), the bump allocators' rounding, BitmapAlloc's slots, FreeHeap's blocks,
- * TierAlloc's frames, and
- * refusals (NULL, counted as a bad size). Out of line (CLHEAP_OUTLINE): one copy per
- * program, off the ways that are a malloc. */
+ * TierAlloc's frames, and refusals (NULL, counted as a bad size). `misplaced` (a unit, or
+ * 0) is a slot the malloc way gave off the alignment (TierAlloc's last resort answers
+ * from a larger class), freed here by its own lane: this is a call, and a call must not
+ * run the warp paths (CLHEAP_ENTRY). Out of line (CLHEAP_OUTLINE): one copy per program,
+ * off the ways that are a malloc. */
 static CLHEAP_INLINE CLHEAP_OUTLINE clheap_u32 clheap_aligned_unit_other(CLHEAP_GLOBAL clheap_heap *heap,
-                                                                        clheap_size alignment, clheap_size size)
+                                                                        clheap_size alignment, clheap_size size,
+                                                                        clheap_u32 misplaced)
 {
     CLHEAP_GLOBAL clheap_u32 *h = clheap_words(heap);
+#if CLHEAP_ALLOCATOR == CLHEAP_KIND_TIER
+    if (misplaced)
+        clheap_tier_free(h, clheap_pointer(heap, misplaced));
+#endif
     if (!clheap_formatted(h))
         return 0u;
     if (!clheap_alignment_valid(alignment) || !size) {
@@ -656,28 +686,23 @@ static CLHEAP_INLINE CLHEAP_OUTLINE clheap_u32 clheap_aligned_unit_other(CLHEAP_
  * power of two up to CLHEAP_MAX_ALIGNMENT (any other is a bad size: NULL). Freed with
  * clheap_free, resized with clheap_realloc (which may move it to 16-byte alignment).
  * Which allocators serve which alignments: cl/clheap_resize.h; a refusal is NULL counted
- * as a bad size. Alignments up to 16 B, and the block allocators' classes, are a malloc
- * here; the other ways one call (clheap_aligned_unit_other). Why not all of it out of
- * line: a call that then calls clheap_malloc made 16 B requests slower on NVIDIA
- * (docs/performance.md, the aligned_alloc runs). */
+ * as a bad size. Alignments up to 16 B, and the block allocators' classes, are one
+ * malloc site here, its address checked after; the other ways are one call
+ * (clheap_aligned_unit_other). Why not all of it out of line: a call that then calls
+ * clheap_malloc made 16 B requests slower on NVIDIA (docs/performance.md, the
+ * aligned_alloc runs). */
 static CLHEAP_INLINE CLHEAP_GLOBAL void *clheap_aligned_alloc(CLHEAP_GLOBAL clheap_heap *heap, size_t alignment,
                                                              size_t size)
 {
-    if (alignment && alignment <= CLHEAP_UNIT)
-        return clheap_malloc(heap, size);
-#if CLHEAP_HAS_BLOCKS
-    CLHEAP_GLOBAL clheap_u32 *h = clheap_words(heap);
-    clheap_size bytes = clheap_has_magic(h) && clheap_alignment_valid(alignment) && size
-                            ? clheap_blocks_aligned_bytes(h, alignment, size, CLHEAP_ALLOCATOR == CLHEAP_KIND_TIER)
-                            : 0u;
-    if (bytes) {
-        CLHEAP_GLOBAL void *p = clheap_malloc(heap, bytes);
-        if (!p || (clheap_size)(uintptr_t)p % alignment == 0u)
+    int plain = alignment && alignment <= CLHEAP_UNIT; /* every allocation lies on 16 B */
+    clheap_size bytes = plain ? size : clheap_aligned_malloc_bytes(clheap_words(heap), alignment, size);
+    CLHEAP_GLOBAL void *p = 0;
+    if (plain || bytes) {
+        p = clheap_malloc(heap, bytes);
+        if (plain || !p || (clheap_size)(uintptr_t)p % alignment == 0u)
             return p;
-        clheap_free(heap, p); /* TierAlloc's last resort gave a larger class's slot, off the alignment */
     }
-#endif
-    return clheap_pointer(heap, clheap_aligned_unit_other(heap, alignment, size));
+    return clheap_pointer(heap, clheap_aligned_unit_other(heap, alignment, size, clheap_unit_of(heap, p)));
 }
 
 #if CLHEAP_ALLOCATOR == CLHEAP_KIND_FREEHEAP

@@ -350,6 +350,60 @@ static void aligned_alloc_lies_on_every_alignment(void **state)
     assert_int_equal(bad_frees(&e), 0);
 }
 
+/* TierAlloc with classes that are not powers of two: a request no larger than its
+ * alignment asks malloc for the alignment, and gets a slot of the class above it (96 B for
+ * 64 B), which lies off the alignment for some slots; aligned_alloc gives such a slot
+ * back and takes frames instead. Every address lies on its alignment, no NULL, and the
+ * heap counts exactly the live allocations (a slot not given back would be one more). */
+static void aligned_alloc_gives_back_slots_off_its_alignment(void **state)
+{
+    resize_test *t = *state;
+    if (current_allocator != CLHEAP_TIER_ALLOC)
+        skip();
+    static const uint32_t classes[] = {48, 96, 192, 384, 768, 1536, 3072, 6144, 12288};
+    clheap_heap_config config = clheap_heap_config_default();
+    config.allocator = CLHEAP_TIER_ALLOC;
+    config.size_bytes = HEAP_BYTES;
+    config.class_count = sizeof classes / sizeof *classes;
+    memcpy(config.class_bytes, classes, sizeof classes);
+    clheap_heap *heap = NULL;
+    cl_program program = NULL;
+    cl_int err[2];
+    assert_int_equal(clheap_heap_create(t->cl.context, t->cl.device, t->cl.queue, &config, &heap), CLHEAP_SUCCESS);
+    assert_int_equal(clheap_heap_build_program(heap, 1, &kernels, NULL, &program, NULL, 0), CLHEAP_SUCCESS);
+    resize_test odd = *t; /* the fixture's buffers, this heap's kernels */
+    odd.heap = heap;
+    odd.aligned = clCreateKernel(program, "aligned", &err[0]);
+    odd.verify_free = clCreateKernel(program, "verify_free", &err[1]);
+    assert_int_equal(err[0], CL_SUCCESS);
+    assert_int_equal(err[1], CL_SUCCESS);
+    uint32_t count = ITEMS / 4u, tally[TALLIES];
+    uint64_t framed = 0;
+    for (uint64_t a = 32; a <= 4096; a *= 2) {
+        uint32_t max_bytes = (uint32_t)a, seed = (uint32_t)a;
+        run(&odd, odd.aligned, count, 1, 4, sizeof count, &count, sizeof a, &a, sizeof max_bytes, &max_bytes,
+            sizeof seed, &seed);
+        read_tally(&odd, tally);
+        assert_int_equal(tally[0], 0);
+        assert_int_equal(tally[1], 0);
+        assert_int_equal(tally[2], 0);
+        assert_int_equal(tally[5], 0);
+        clheap_heap_stats s;
+        assert_int_equal(clheap_heap_calculate_stats(heap, &s), CLHEAP_SUCCESS);
+        framed += s.large_count;
+        check_and_free(&odd, count, 0);
+    }
+    print_message("odd classes: %llu aligned requests served by frames\n", (unsigned long long)framed);
+    assert_true(framed > 0); /* the way under test ran */
+    clheap_heap_errors e = errors_of(&odd);
+    assert_int_equal(bad_frees(&e), 0);
+    assert_int_equal(e.bad_size, 0);
+    clReleaseKernel(odd.aligned);
+    clReleaseKernel(odd.verify_free);
+    clReleaseProgram(program);
+    assert_int_equal(clheap_heap_destroy(heap), CLHEAP_SUCCESS);
+}
+
 /* calloc on memory that was written and freed reads zeros. */
 static void calloc_reads_zeros_after_dirty_memory(void **state)
 {
@@ -480,6 +534,7 @@ int main(int argc, char **argv)
     static const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(realloc_keeps_every_word, reset_heap),
         cmocka_unit_test_setup(aligned_alloc_lies_on_every_alignment, reset_heap),
+        cmocka_unit_test_setup(aligned_alloc_gives_back_slots_off_its_alignment, reset_heap),
         cmocka_unit_test_setup(calloc_reads_zeros_after_dirty_memory, reset_heap),
         cmocka_unit_test_setup(refusals_are_counted, reset_heap),
     };
