@@ -201,15 +201,18 @@ typedef struct resize_variant {
 } resize_variant;
 
 /* The variants of one shape, their runs interleaved (a warm-up, then env->runs timed runs
- * of each, in turn), so that neither inherits a heap state the other never sees: each run
- * is `prepare` (untimed, may be NULL), the timed kernel, then the check. One row each. */
+ * of each, in turn, the order reversed every other run), so that neither inherits a heap
+ * state the other never sees: in a fixed order a state that alternates run by run would
+ * meet one variant always and the other never. Each run is `prepare` (untimed, may be
+ * NULL), the timed kernel, then the check. One row each. */
 static void resize_rows(resize_env *r, const char *test, size_t items, cl_uint bytes, cl_kernel prepare,
                         resize_variant *v, int n)
 {
     cl_int err = CL_SUCCESS;
     uint32_t bad_before = resize_bad_frees(r);
     for (int run = 0; run <= r->env->runs && err == CL_SUCCESS; run++) {
-        for (int i = 0; i < n && err == CL_SUCCESS; i++) {
+        for (int j = 0; j < n && err == CL_SUCCESS; j++) {
+            int i = run % 2 ? n - 1 - j : j;
             cl_uint got[3] = {0, 0, 0};
             err = clEnqueueWriteBuffer(r->env->queue, r->counts, CL_TRUE, 0, sizeof got, got, 0, NULL, NULL);
             if (err == CL_SUCCESS && prepare)
