@@ -265,7 +265,7 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_warp(__global clheap_u32 *h, 
 {
     clheap_u32 c = bytes ? clheap_class_for(h, bytes) : CLHEAP_MAX_CLASSES;
     if (c == CLHEAP_MAX_CLASSES) /* large (or 0 B): alone, before the warp's .sync ops */
-        return clheap_tier_malloc_unit(h, bytes, clheap_rotation_seed());
+        return clheap_tier_malloc_large(h, bytes, clheap_rotation_seed(), 0);
     clheap_u32 mask = clheap_ptx_activemask(); /* the lanes here are all small */
     clheap_u32 pieces = 0u, first_piece = 0u, taker = 0u, opened = 0u;
     clheap_u32 lane = clheap_ptx_laneid(), peers = clheap_ptx_match(mask, c);

@@ -746,6 +746,21 @@ static CLHEAP_INLINE CLHEAP_COLD clheap_u32 clheap_tier_take_larger(CLHEAP_GLOBA
     return clheap_slot_unit(h, frame, d, clheap_ctz64(got));
 }
 
+/* A large request (no class: above the last class, or 0 B) alone: frames for it, or 0
+ * (counted as a bad size, or out of memory unless `quiet`). */
+static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_large(CLHEAP_GLOBAL clheap_u32 *h, clheap_size bytes,
+                                                         clheap_u32 seed, int quiet)
+{
+    if (!clheap_tier_frames_for(h, bytes)) {
+        clheap_count_error(h, CLHEAP_HDR_ERR_BAD_SIZE);
+        return 0u;
+    }
+    clheap_u32 unit = clheap_tier_take_large(h, bytes, seed);
+    if (!unit && !quiet)
+        clheap_count_error(h, CLHEAP_HDR_ERR_OUT_OF_MEMORY);
+    return unit;
+}
+
 /* One request, all but the last resort: 0 for a small request of class c that must go
  * on to clheap_tier_take_larger (which counts its NULL). `large`: it goes straight to
  * the large path, whatever its size, and a failure is not counted (the pieces of a
@@ -763,14 +778,7 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_first(CLHEAP_GLOBAL clheap_u3
         return g.frame != CLHEAP_TIER_PIECES ? clheap_tier_grant_unit(h, c, &g, 0u)
                                              : clheap_tier_take_large(h, bytes, seed);
     }
-    if (!clheap_tier_frames_for(h, bytes)) {
-        clheap_count_error(h, CLHEAP_HDR_ERR_BAD_SIZE);
-        return 0u;
-    }
-    clheap_u32 unit = clheap_tier_take_large(h, bytes, seed);
-    if (!unit && !large)
-        clheap_count_error(h, CLHEAP_HDR_ERR_OUT_OF_MEMORY);
-    return unit;
+    return clheap_tier_malloc_large(h, bytes, seed, large);
 }
 
 static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_unit(CLHEAP_GLOBAL clheap_u32 *h, clheap_size bytes,
