@@ -5,8 +5,9 @@
 #
 #   bench/run-gpu.sh CARRY_DIR OUT_DIR
 # CARRY_DIR holds build/ (a clheap build made elsewhere) and lib/ (libOpenCL.so.1 from
-# ocl-icd and libcmocka.so.0, which that machine lacks), and may hold nvcache.tgz, the
-# compile cache an earlier run left in its OUT_DIR.
+# ocl-icd and libcmocka.so.0, which that machine lacks), and may hold nvcache.tgz.part*,
+# the compile cache an earlier run left in its OUT_DIR (in parts of 15 MiB: the device
+# tool returns no file over 16 MiB, and one program's cache can pass that).
 set -uo pipefail
 carry=$(cd "$1" && pwd)
 out=$2
@@ -15,11 +16,15 @@ echo libnvidia-opencl.so.1 >/etc/OpenCL/vendors/nvidia.icd
 export CLHEAP_PLATFORM=NVIDIA
 export LD_LIBRARY_PATH="$carry/lib:$carry/build:${LD_LIBRARY_PATH:-}"
 # NVIDIA's compile cache: a program compiled in an earlier call (carried back as
-# CARRY_DIR/nvcache.tgz from OUT_DIR/nvcache.tgz) loads at once instead of compiling for
+# CARRY_DIR/nvcache.tgz.part* from OUT_DIR) loads at once instead of compiling for
 # minutes on a fresh machine (H100 run 47: TierAlloc's benchmark program, 200 s).
 export CUDA_CACHE_PATH=/tmp/clheap-nvcache CUDA_CACHE_MAXSIZE=4294967296
 mkdir -p "$CUDA_CACHE_PATH"
-[ -f "$carry/nvcache.tgz" ] && tar xzf "$carry/nvcache.tgz" -C "$CUDA_CACHE_PATH"
+if ls "$carry"/nvcache.tgz.part* >/dev/null 2>&1; then
+  cat "$carry"/nvcache.tgz.part* | tar xzf - -C "$CUDA_CACHE_PATH"
+elif [ -f "$carry/nvcache.tgz" ]; then # one file, as earlier runs left it
+  tar xzf "$carry/nvcache.tgz" -C "$CUDA_CACHE_PATH"
+fi
 build=$carry/build
 status=0
 
@@ -53,5 +58,5 @@ step bench_oom 45 "$build/bench/clheap-bench" --csv "$out" oom
 step bench_linux 60 "$build/bench/clheap-bench" --csv "$out" linux
 step bench_cache 30 "$build/bench/clheap-bench" --csv "$out" cache
 step bench_papers 240 "$build/bench/clheap-bench" --csv "$out" papers
-tar czf "$out/nvcache.tgz" -C "$CUDA_CACHE_PATH" .
+tar czf - -C "$CUDA_CACHE_PATH" . | split -b 15M - "$out/nvcache.tgz.part"
 exit $status
