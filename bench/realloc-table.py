@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """The tables of clheap-bench realloc beside gallatin-bench --realloc (issue 48): for each
 shape, the median over rounds of each round's median time, and the ratios the issue's targets
-name. Rounds whose Gallatin run crashed or failed count as such, never as times.
+name; then the median over rounds of each round's fastest run (a shape whose runs fall into a
+fast and a slow state, by the heap state each meets, shows it as fast times that match while
+the medians do not). Rounds whose Gallatin run crashed or failed count as such, never as times.
 
 usage: bench/realloc-table.py ROOT ALLOCATOR
 ROOT holds rounds ROOT/new/R/realloc.csv and ROOT/gal/R/realloc-gallatin.csv (R = 1, 2, ...);
@@ -14,12 +16,13 @@ def rows(path):
 
 def main():
     root, allocator = sys.argv[1], sys.argv[2]
-    ours, gal, rounds = {}, {}, sorted(glob.glob(os.path.join(root, 'new', '*', 'realloc.csv')))
+    ours, fastest, gal, rounds = {}, {}, {}, sorted(glob.glob(os.path.join(root, 'new', '*', 'realloc.csv')))
     for path in rounds:
         for r in rows(path):
             if r['allocator'] == allocator:
                 key = (r['test'], r['bytes'], int(r['work_items']), r['variant'])
                 ours.setdefault(key, []).append(float(r['seconds']))
+                fastest.setdefault(key, []).append(float(r['min_seconds']))
     gal_rounds = sorted(glob.glob(os.path.join(root, 'gal', '*', 'realloc-gallatin.csv')))
     for path in gal_rounds:
         for r in rows(path):
@@ -27,8 +30,9 @@ def main():
             gal.setdefault(key, []).append((float(r['seconds']), int(r['wrong'])))
     med = lambda v: statistics.median(v) * 1e3 if v else float('nan')
     print(f'{allocator}: {len(rounds)} rounds; Gallatin: {len(gal_rounds)} rounds')
-    print('| test | bytes | work-items | API ms | by hand ms | by hand / API | Gallatin ms | Gallatin / API | Gallatin ran |')
-    print('| --- | --- | --- | --- | --- | --- | --- | --- | --- |')
+    print('| test | bytes | work-items | API ms | by hand ms | by hand / API | Gallatin ms | Gallatin / API | Gallatin ran '
+          '| API fastest ms | by hand fastest ms |')
+    print('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |')
     shapes = sorted({k[:3] for k in ours}, key=lambda k: (k[0], int(k[1]), k[2]))
     for test, size, items in shapes:
         api_name = {'calloc': 'calloc', 'aligned': 'aligned'}.get(test, 'realloc')
@@ -37,8 +41,10 @@ def main():
         g = gal.get((test, size, items), [])
         gm = med([t for t, _ in g])
         a, h = med(api), med(hand)
+        fa = med(fastest.get((test, size, items, api_name), []))
+        fh = med(fastest.get((test, size, items, hand_name), []))
         print(f'| {test} | {size} | {items} | {a:.3f} | {h:.3f} | {h / a:.2f}x | {gm:.3f} | {gm / a:.2f}x | '
-              f'{len(g)} of {len(gal_rounds)} |')
+              f'{len(g)} of {len(gal_rounds)} | {fa:.3f} | {fh:.3f} |')
 
 if __name__ == '__main__':
     main()
