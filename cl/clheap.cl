@@ -629,15 +629,17 @@ static CLHEAP_INLINE CLHEAP_ENTRY CLHEAP_GLOBAL void *clheap_realloc(CLHEAP_GLOB
 #define CLHEAP_TIER_ALIGNED_DIRECT_BYTES 4096u
 
 /* clheap_aligned_alloc (alignment above 16): the bytes its malloc site asks for, 0 for
- * its other ways. TierAlloc's direct case reads no header word: a malloc after dependent
- * loads of the class table cost up to a quarter of its time on NVIDIA. */
+ * its other ways. TierAlloc's direct case reads one header word, the pool's start (in a
+ * buffer that lies on less than the alignment, as PoCL's 128-byte ones may, no slot of the
+ * class lies on it, and frames serve it at once), and no class word: a malloc after
+ * dependent loads of the class table cost up to a quarter of its time on NVIDIA. */
 static CLHEAP_INLINE clheap_size clheap_aligned_malloc_bytes(CLHEAP_GLOBAL clheap_u32 *h, clheap_size alignment,
                                                               clheap_size size)
 {
 #if CLHEAP_HAS_BLOCKS
     int tier = CLHEAP_ALLOCATOR == CLHEAP_KIND_TIER;
     if (tier && size && size <= alignment && alignment <= CLHEAP_TIER_ALIGNED_DIRECT_BYTES &&
-        !(alignment & (alignment - 1u)))
+        !(alignment & (alignment - 1u)) && clheap_unit_address(h, h[CLHEAP_HDR_POOL_START]) % alignment == 0u)
         return alignment;
     if (clheap_has_magic(h) && clheap_alignment_valid(alignment) && size)
         return clheap_blocks_aligned_bytes(h, alignment, size, tier);
