@@ -16,7 +16,7 @@ typedef struct bench_env {
     char device_name[512];
     int quick;              /* CI mode: small sizes, one run, no timing claims */
     int runs;               /* timed runs per configuration */
-    int cold;               /* throughput: reset the heap before every run, not only the first */
+    int cold;               /* throughput, realloc: reset the heap before every run, not only the first */
     const char *csv_dir;    /* NULL: no CSV files */
     const char *only;       /* NULL, or the allocators to run (names, comma-separated) */
     uint64_t heap_bytes;    /* throughput's heap; 0: 8 GiB (quick: sized to the shape) */

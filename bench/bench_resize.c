@@ -204,7 +204,8 @@ typedef struct resize_variant {
  * of each, in turn, the order reversed every other run), so that neither inherits a heap
  * state the other never sees: in a fixed order a state that alternates run by run would
  * meet one variant always and the other never. Each run is `prepare` (untimed, may be
- * NULL), the timed kernel, then the check. One row each. */
+ * NULL), the timed kernel, then the check; with --cold (env->cold) a heap reset first, so
+ * that every run of every variant meets the same fresh heap. One row each. */
 static void resize_rows(resize_env *r, const char *test, size_t items, cl_uint bytes, cl_kernel prepare,
                         resize_variant *v, int n)
 {
@@ -215,6 +216,11 @@ static void resize_rows(resize_env *r, const char *test, size_t items, cl_uint b
             int i = run % 2 ? n - 1 - j : j;
             cl_uint got[3] = {0, 0, 0};
             err = clEnqueueWriteBuffer(r->env->queue, r->counts, CL_TRUE, 0, sizeof got, got, 0, NULL, NULL);
+            if (err == CL_SUCCESS && r->env->cold) {
+                if (clheap_heap_reset(r->heap) != CLHEAP_SUCCESS)
+                    err = CL_INVALID_OPERATION;
+                bad_before = resize_bad_frees(r); /* a reset may clear the counters */
+            }
             if (err == CL_SUCCESS && prepare)
                 err = resize_launch(r, prepare, items, NULL);
             if (err == CL_SUCCESS)
@@ -340,8 +346,8 @@ int bench_resize(bench_env *env)
     uint64_t heap_bytes = env->heap_bytes ? env->heap_bytes : env->quick ? 64ull << 20 : 8ull << 30;
     resize_env r = {env, CLHEAP_TIER_ALLOC, NULL, NULL, NULL, NULL, NULL, 0};
     r.csv = bench_csv_open(env, "realloc", RESIZE_COLUMNS);
-    printf("realloc: the rest of C's API against doing it by hand (%llu MiB heap, median of %d runs)\n",
-           (unsigned long long)(heap_bytes >> 20), env->runs);
+    printf("realloc: the rest of C's API against doing it by hand (%llu MiB heap, median of %d runs%s)\n",
+           (unsigned long long)(heap_bytes >> 20), env->runs, env->cold ? ", each on a fresh heap" : "");
     printf("  %-10s %-13s %-8s %9s %6s %10s %12s %8s\n", "allocator", "test", "variant", "items", "bytes", "ms",
            "per second", "NULLs");
     for (int a = CLHEAP_ATOMIC_MALLOC; a <= CLHEAP_ALLOCATOR_LAST; a++) {
