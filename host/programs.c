@@ -141,7 +141,7 @@ static int cache_dir(char *buf, size_t len)
     const char *env = getenv("CLHEAP_PROGRAM_CACHE");
     int n;
     if (env) {
-        if (!*env || strcmp(env, "off") == 0)
+        if (!*env || strcmp(env, "off") == 0 || strcmp(env, "0") == 0) /* "0": off, as such switches go */
             return 0;
         n = snprintf(buf, len, "%s", env);
     } else {

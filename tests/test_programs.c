@@ -271,7 +271,8 @@ static void unwritable_folder_only_turns_it_off(void **state)
     assert_int_equal(files_in(dir, NULL, 0), 0);
 }
 
-/* CLHEAP_PROGRAM_CACHE=off: no folder, no file; the dir query says "". */
+/* CLHEAP_PROGRAM_CACHE=off: no folder, no file; the dir query says "", and says it for
+ * "0" too (not a folder named 0 in the working directory). */
 static void off_writes_nothing(void **state)
 {
     (void)state;
@@ -287,6 +288,10 @@ static void off_writes_nothing(void **state)
     assert_int_equal(DELTA(written, s0, s1), 0);
     struct stat st;
     assert_int_not_equal(stat(dir, &st), 0);
+    setenv("CLHEAP_PROGRAM_CACHE", "0", 1);
+    strcpy(shown, "x");
+    assert_int_equal(clheap_program_cache_dir(shown, sizeof shown), CLHEAP_SUCCESS);
+    assert_string_equal(shown, "");
     setenv("CLHEAP_PROGRAM_CACHE", root, 1);
     assert_int_equal(clheap_program_cache_dir(shown, 4), CLHEAP_ERROR_BUFFER_TOO_SMALL);
 }

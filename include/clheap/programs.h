@@ -9,7 +9,7 @@
  * next process loads it instead of building it, even where the driver keeps no cache
  * of its own:
  *   - the folder is `$CLHEAP_PROGRAM_CACHE` if set, else `$XDG_CACHE_HOME/clheap`, else
- *     `$HOME/.cache/clheap`; `CLHEAP_PROGRAM_CACHE=off` (or empty) turns it off;
+ *     `$HOME/.cache/clheap`; `CLHEAP_PROGRAM_CACHE=off` (or `0`, or empty) turns it off;
  *   - a file is keyed by the device's name and version, the platform's, the driver
  *     version, a hash of the library's source and the build options; a file whose key
  *     or checksum does not match (stale, truncated or corrupt) is never loaded: the
