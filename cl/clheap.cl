@@ -638,10 +638,12 @@ static CLHEAP_INLINE clheap_size clheap_aligned_malloc_bytes(CLHEAP_GLOBAL clhea
 {
 #if CLHEAP_HAS_BLOCKS
     int tier = CLHEAP_ALLOCATOR == CLHEAP_KIND_TIER;
-    if (tier && size && size <= alignment && alignment <= CLHEAP_TIER_ALIGNED_DIRECT_BYTES &&
-        !(alignment & (alignment - 1u)) && clheap_unit_address(h, h[CLHEAP_HDR_POOL_START]) % alignment == 0u)
+    if (!size || !clheap_alignment_valid(alignment))
+        return 0u;
+    if (tier && size <= alignment && alignment <= CLHEAP_TIER_ALIGNED_DIRECT_BYTES &&
+        clheap_unit_address(h, h[CLHEAP_HDR_POOL_START]) % alignment == 0u)
         return alignment;
-    if (clheap_has_magic(h) && clheap_alignment_valid(alignment) && size)
+    if (clheap_has_magic(h))
         return clheap_blocks_aligned_bytes(h, alignment, size, tier);
 #endif
     return 0u;

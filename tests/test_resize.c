@@ -404,6 +404,34 @@ static void aligned_alloc_gives_back_slots_off_its_alignment(void **state)
     assert_int_equal(clheap_heap_destroy(heap), CLHEAP_SUCCESS);
 }
 
+/* A program built with a lower CLHEAP_MAX_ALIGNMENT (32 B) refuses 64 B, also where
+ * TierAlloc's direct way (size no larger than an alignment of at most 4 KiB, the pool on
+ * it: PoCL's buffers lie on 128 B) would serve it: NULL, counted as a bad size. */
+static void a_lower_maximum_alignment_is_kept(void **state)
+{
+    resize_test *t = *state;
+    if (current_allocator != CLHEAP_TIER_ALLOC)
+        skip();
+    cl_program program = NULL;
+    cl_int err, can_realloc = 1;
+    assert_int_equal(clheap_heap_build_program(t->heap, 1, &kernels, "-DCLHEAP_MAX_ALIGNMENT=32u", &program, NULL, 0),
+                     CLHEAP_SUCCESS);
+    cl_kernel refusals = clCreateKernel(program, "refusals", &err);
+    assert_int_equal(err, CL_SUCCESS);
+    uint64_t out[10] = {0};
+    cl_mem out_buf = make_buffer(t, sizeof out);
+    clheap_heap_errors before = errors_of(t);
+    run(t, refusals, 1, 0, 2, sizeof out_buf, &out_buf, sizeof can_realloc, &can_realloc);
+    assert_int_equal(clEnqueueReadBuffer(t->cl.queue, out_buf, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL),
+                     CL_SUCCESS);
+    clheap_heap_errors after = errors_of(t);
+    assert_int_equal(out[1], 0); /* aligned_alloc(64, 64) */
+    assert_int_equal(after.bad_size - before.bad_size, 4);
+    clReleaseMemObject(out_buf);
+    clReleaseKernel(refusals);
+    clReleaseProgram(program);
+}
+
 /* calloc on memory that was written and freed reads zeros. */
 static void calloc_reads_zeros_after_dirty_memory(void **state)
 {
@@ -535,6 +563,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup(realloc_keeps_every_word, reset_heap),
         cmocka_unit_test_setup(aligned_alloc_lies_on_every_alignment, reset_heap),
         cmocka_unit_test_setup(aligned_alloc_gives_back_slots_off_its_alignment, reset_heap),
+        cmocka_unit_test_setup(a_lower_maximum_alignment_is_kept, reset_heap),
         cmocka_unit_test_setup(calloc_reads_zeros_after_dirty_memory, reset_heap),
         cmocka_unit_test_setup(refusals_are_counted, reset_heap),
     };
