@@ -79,10 +79,26 @@ static CLHEAP_INLINE clheap_u32 clheap_ptx_laneid(void)
     asm volatile("mov.u32 %0, %%laneid;" : "=r"(l));
     return l;
 }
+/* The lanes of mask holding the same value as this one. A slow instruction on NVIDIA (one
+ * more on malloc's path slowed every launch of small requests; docs/performance.md): a
+ * yes-or-no question takes clheap_ptx_ballot, and two values one match of both. */
 static CLHEAP_INLINE clheap_u32 clheap_ptx_match(clheap_u32 mask, clheap_u32 v)
 {
     clheap_u32 r;
     asm volatile("match.any.sync.b32 %0, %1, %2;" : "=r"(r) : "r"(v), "r"(mask));
+    return r;
+}
+static CLHEAP_INLINE clheap_u32 clheap_ptx_match64(clheap_u32 mask, clheap_u64 v)
+{
+    clheap_u32 r;
+    asm volatile("match.any.sync.b64 %0, %1, %2;" : "=r"(r) : "l"(v), "r"(mask));
+    return r;
+}
+/* The lanes of mask whose p is true. */
+static CLHEAP_INLINE clheap_u32 clheap_ptx_ballot(clheap_u32 mask, int p)
+{
+    clheap_u32 r;
+    asm volatile("{ .reg .pred q; setp.ne.s32 q, %1, 0; vote.sync.ballot.b32 %0, q, %2; }" : "=r"(r) : "r"(p), "r"(mask));
     return r;
 }
 static CLHEAP_INLINE clheap_u32 clheap_ptx_shfl(clheap_u32 mask, clheap_u32 v, clheap_u32 src)
@@ -117,7 +133,7 @@ static CLHEAP_INLINE clheap_u32 clheap_circular_malloc_warp(__global clheap_u32 
     /* Only small requests are combined: a warp's sum of large ones needs a large chunk,
      * which takes a long walk to find (combined, 256 B requests ran many times slower). */
     int small = need <= CLHEAP_WARP_COALESCE_UNITS;
-    clheap_u32 mask = clheap_ptx_match(clheap_ptx_activemask(), small ? 1u : 2u);
+    clheap_u32 mask = clheap_ptx_ballot(clheap_ptx_activemask(), small); /* read by small lanes only */
     if (!small)
         return clheap_circular_malloc_unit(h, bytes, CLHEAP_FUSED, CLHEAP_MULTI);
     clheap_ptx_syncwarp(mask); /* the other lanes' branch */
@@ -192,7 +208,7 @@ static CLHEAP_INLINE void clheap_circular_free_warp(__global clheap_u32 *h, __gl
     clheap_u32 mask = clheap_ptx_activemask();
     clheap_u32 o = 0u, next = 0u;
     int valid = clheap_circular_free_check(h, ptr, CLHEAP_FUSED, &o, &next);
-    clheap_u32 peers = clheap_ptx_match(mask, valid ? 1u : 2u);
+    clheap_u32 peers = clheap_ptx_ballot(mask, valid); /* read by valid lanes only */
     if (!valid)
         return;
     clheap_ptx_syncwarp(peers); /* the other lanes' branch */
@@ -277,8 +293,7 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_warp(__global clheap_u32 *h, 
         clheap_tier_take_begin(h, c, n, clheap_rotation_seed(), &g, &o);
     clheap_ptx_syncwarp(mask); /* every leader's branch */
     int opens = lane == leader && o.run != CLHEAP_BM_FAIL;
-    clheap_u32 same = clheap_ptx_match(mask, opens);
-    clheap_u32 openers = opens ? same : mask & ~same;
+    clheap_u32 openers = clheap_ptx_ballot(mask, opens);
     if (openers) { /* the same for every lane of mask */
         clheap_u32 index = popcount(mask & ((1u << lane) - 1u)), stride = popcount(mask);
         for (clheap_u32 left = openers; left; left &= left - 1u) {
@@ -330,7 +345,7 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_warp(__global clheap_u32 *h, 
     }
     /* One add for the warp's NULLs: each lane's own add to the one counter made a launch
      * whose requests mostly fail wait on that word. */
-    clheap_u32 nulls = clheap_ptx_match(mask, null ? 1u : 2u);
+    clheap_u32 nulls = clheap_ptx_ballot(mask, null);
     if (null && lane == 31u - clz(nulls & (0u - nulls)))
         clheap_add32(h + CLHEAP_HDR_ERR_OUT_OF_MEMORY, popcount(nulls));
 #if CLHEAP_TIER_SETTLE_PER_SEGMENT
@@ -394,7 +409,7 @@ static CLHEAP_INLINE void clheap_blocks_free_warp(__global clheap_u32 *h, __glob
     clheap_u32 mask = clheap_ptx_activemask();
     int small = unit && clheap_block_slot_in(h, unit, frame, cls, &slot);
     /* Lanes of one block and incarnation (cl/clheap_blocks.h, I1) share an AND. */
-    clheap_u32 peers = clheap_ptx_match(mask, small ? frame : 0xffffffffu) & clheap_ptx_match(mask, incarnation);
+    clheap_u32 peers = clheap_ptx_match64(mask, ((clheap_u64)(small ? frame : 0xffffffffu) << 32) | incarnation);
     if (!small)
         return;
     clheap_ptx_syncwarp(peers); /* the other lanes' branch */

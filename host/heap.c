@@ -51,10 +51,14 @@ struct clheap_heap {
  * allocator's PTX path will (sm_70 and later). */
 static const char *ptx_probe_source =
     "__kernel void probe(__global uint *out) {\n"
-    "    uint m, l, r, s;\n"
+    "    uint m, l, r, r2, b, s;\n"
     "    asm volatile(\"activemask.b32 %0;\" : \"=r\"(m));\n"
     "    asm volatile(\"mov.u32 %0, %%laneid;\" : \"=r\"(l));\n"
     "    asm volatile(\"match.any.sync.b32 %0, %1, %2;\" : \"=r\"(r) : \"r\"(l), \"r\"(m));\n"
+    "    asm volatile(\"match.any.sync.b64 %0, %1, %2;\" : \"=r\"(r2) : \"l\"((ulong)l), \"r\"(m));\n"
+    "    asm volatile(\"{ .reg .pred q; setp.ne.s32 q, %1, 0; vote.sync.ballot.b32 %0, q, %2; }\"\n"
+    "                 : \"=r\"(b) : \"r\"(l), \"r\"(m));\n"
+    "    r ^= r2 ^ b;\n"
     "    asm volatile(\"bar.warp.sync %0;\" ::\"r\"(m));\n"
     "    asm volatile(\"shfl.sync.idx.b32 %0, %1, %2, 0x1f, %3;\" : \"=r\"(s) : \"r\"(r), \"r\"(0u), \"r\"(m));\n"
     "    asm volatile(\"fence.sc.gpu;\" ::: \"memory\");\n"
