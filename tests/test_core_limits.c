@@ -71,6 +71,38 @@ static void typed_heap_gives_no_pieces(void **state)
     }
 }
 
+/* The other side of the rule above: in an untyped small heap a lone request of a class
+ * without runs whose block would hold few objects takes a piece, frames of its own,
+ * through the large path it shares with large requests (clheap_tier_malloc_first), and
+ * not a block. */
+static void untyped_heap_gives_lone_requests_pieces(void **state)
+{
+    (void)state;
+    static const uint32_t sizes[] = {4096, 16384, 2048, 1024, 256};
+    core_heap heap;
+    make_heap(&heap, 4u << 20, 0);
+    uint32_t units[sizeof sizes / sizeof *sizes], pieces = 0;
+    for (uint32_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+        uint32_t c = clheap_class_for(heap.words, sizes[k]);
+        /* a class with run hints opens its run first; one without goes to the fallback */
+        int piece = !heap.words[CLHEAP_HDR_CLASS_HINTS + c] && clheap_tier_wants_pieces(heap.words, c, 1u);
+        units[k] = core_heap_malloc(&heap, sizes[k], k);
+        assert_int_not_equal(units[k], 0);
+        if (piece && visited_as(&heap, c, units[k]))
+            fail_msg("%u B: a lone request that should take a piece got a block's slot", sizes[k]);
+        pieces += (uint32_t)piece;
+    }
+    assert_true(pieces > 0); /* else this heap tests nothing */
+    for (uint32_t k = 0; k < sizeof sizes / sizeof *sizes; k++)
+        core_heap_free_unit(&heap, units[k], k);
+    clheap_heap_stats s;
+    char what[256] = "";
+    if (core_heap_walk(&heap, &s, what, sizeof what) != CLHEAP_SUCCESS)
+        fail_msg("heap check: %s", what);
+    assert_int_equal(heap.words[CLHEAP_HDR_ERR_OUT_OF_MEMORY], 0);
+    core_heap_destroy(&heap);
+}
+
 /* Issue 45.7: sizes past the pool are BAD_SIZE, whatever rounding them up would give;
  * the whole pool fits an empty heap. */
 static void sizes_past_the_pool(void **state)
@@ -282,6 +314,7 @@ int main(void)
         cmocka_unit_test(layouts_for_32_bit_atomics),
         cmocka_unit_test(typed_heaps_default_to_the_typed_allocator),
         cmocka_unit_test(typed_heap_gives_no_pieces),
+        cmocka_unit_test(untyped_heap_gives_lone_requests_pieces),
         cmocka_unit_test(sizes_past_the_pool),
         cmocka_unit_test(every_free_stretch_is_found),
         cmocka_unit_test(growth_and_create_agree_on_the_largest_heap),
