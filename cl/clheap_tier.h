@@ -389,7 +389,7 @@ static CLHEAP_INLINE void clheap_tier_settle(CLHEAP_GLOBAL clheap_u32 *h, int al
  * time (CLHEAP_PAGES_MARKED_WORD, cl/clheap_layout.h). The flags are hints: cleared,
  * then a full fence, then the scan; a mark whose flag store was seen before its OR is
  * left to the bounded settlers and clheap_heap_trim. */
-static CLHEAP_INLINE CLHEAP_COLD void clheap_tier_settle_marked(CLHEAP_GLOBAL clheap_u32 *h)
+static CLHEAP_INLINE int clheap_tier_take_marks(CLHEAP_GLOBAL clheap_u32 *h)
 {
     int any = 0;
     for (clheap_u32 i = 0; i < CLHEAP_PAGES_USED_STRIPES; i++) {
@@ -399,10 +399,14 @@ static CLHEAP_INLINE CLHEAP_COLD void clheap_tier_settle_marked(CLHEAP_GLOBAL cl
             any = 1;
         }
     }
-    if (!any)
-        return;
-    clheap_fence_full();
-    clheap_tier_settle(h, 1);
+    if (any)
+        clheap_fence_full(); /* the flags cleared before the scan reads the marks */
+    return any;
+}
+static CLHEAP_INLINE CLHEAP_COLD void clheap_tier_settle_marked(CLHEAP_GLOBAL clheap_u32 *h)
+{
+    if (clheap_tier_take_marks(h))
+        clheap_tier_settle(h, 1);
 }
 
 /* Every class's runs closed, if one was installed since the last time (CLHEAP_HDR_RUNS_OPEN). */
@@ -597,7 +601,11 @@ static CLHEAP_INLINE void clheap_tier_take_begin(CLHEAP_GLOBAL clheap_u32 *h, cl
     o->hint = clheap_tier_run_take(h, c, n, g);
     clheap_u32 capacity = h[CLHEAP_HDR_CLASS_CAPACITY + c];
     o->need = n - g->k;
-    o->blocks = o->hint ? h[CLHEAP_HDR_CLASS_RUN + c] : o->need > capacity ? (o->need + capacity - 1u) / capacity : 0u;
+    /* need > 1 first: a class holds at least one slot a block, and a lone request (n = 1,
+     * a constant where clheap_tier_malloc_first calls) lets the compiler drop this take */
+    o->blocks = o->hint                                ? h[CLHEAP_HDR_CLASS_RUN + c]
+                : o->need > 1u && o->need > capacity ? (o->need + capacity - 1u) / capacity
+                                                     : 0u;
     clheap_u32 near = o->hint && g->k ? g->run + h[CLHEAP_HDR_CLASS_RUN + c] * h[CLHEAP_HDR_CLASS_FRAMES + c]
                                       : CLHEAP_BM_FAIL;
     o->run = o->blocks ? clheap_pages_take_near(h, o->blocks * h[CLHEAP_HDR_CLASS_FRAMES + c], seed, 1, near,
@@ -691,12 +699,13 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_take_frames(CLHEAP_GLOBAL clheap_u32
     for (clheap_u32 attempt = 0; attempt < 3u && f == CLHEAP_BM_FAIL; attempt++) {
         if (attempt == 1u && clheap_tier_nothing_for(h, CLHEAP_MAX_CLASSES, frames))
             return CLHEAP_BM_FAIL;
-        if (attempt == 1u) { /* the runs' unused slots and unsettled blocks may hold the frames it needs */
+        if (attempt == 1u) /* the runs' unused slots and unsettled blocks may hold the frames it needs */
             clheap_tier_close_all(h);
-            clheap_tier_settle(h, 0);
-        }
-        if (attempt == 2u) /* every container: a scan of the whole bitmap, so only on the way to a NULL */
-            clheap_tier_settle_marked(h);
+        /* Attempt 1 settles a share of the containers, 2 every one (clheap_tier_settle_marked: a
+         * scan of the whole bitmap, so only on the way to a NULL), at one call: a compiler that
+         * inlines every call (Mesa's rusticl) copied the settling once per site. */
+        if (attempt == 1u || (attempt == 2u && clheap_tier_take_marks(h)))
+            clheap_tier_settle(h, attempt == 2u);
         f = clheap_pages_take(h, frames, seed ^ 0x68E31DA4u * attempt, 0);
         if (attempt == 2u && f == CLHEAP_BM_FAIL) /* a stretch the placed ways miss (cl/clheap_pages.h) */
             f = clheap_pages_take_stretch(h, frames);
