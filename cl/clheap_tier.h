@@ -777,28 +777,22 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_large(CLHEAP_GLOBAL clheap_u3
  * split, clheap_tier_piece_of). One request alone that should take a piece is its own.
  * Why the last resort is the caller's: the warp-coalesced malloc has two ways to it
  * (this and the pieces), and inlined at both it cost registers on the fast path. Why the
- * piece and the large request share one call of clheap_tier_take_large: compilers that
+ * piece and the large request share one call of clheap_tier_malloc_large: compilers that
  * inline every call (Mesa's rusticl) copied the page tier's whole take once per site. */
 static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_first(CLHEAP_GLOBAL clheap_u32 *h, clheap_size bytes,
                                                          clheap_u32 seed, int large)
 {
     clheap_u32 c = bytes && !large ? clheap_class_for(h, bytes) : CLHEAP_MAX_CLASSES;
-    int piece = 0; /* a small request that takes its own piece: frames, uncounted */
     if (c != CLHEAP_MAX_CLASSES) {
         clheap_tier_grant g;
         clheap_tier_take_many(h, c, 1u, seed, &g);
         if (g.frame != CLHEAP_TIER_PIECES)
             return clheap_tier_grant_unit(h, c, &g, 0u);
-        piece = 1;
+        /* Its own piece: frames, uncounted. A class's size (at most 32 frames) always
+         * passes the large path's size check (the pool is whole 64-frame segments). */
+        large = 1;
     }
-    if (!piece && !clheap_tier_frames_for(h, bytes)) {
-        clheap_count_error(h, CLHEAP_HDR_ERR_BAD_SIZE);
-        return 0u;
-    }
-    clheap_u32 unit = clheap_tier_take_large(h, bytes, seed); /* its one site: see the comment above */
-    if (!unit && !piece && !large)
-        clheap_count_error(h, CLHEAP_HDR_ERR_OUT_OF_MEMORY);
-    return unit;
+    return clheap_tier_malloc_large(h, bytes, seed, large); /* its one site: see above */
 }
 
 static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_unit(CLHEAP_GLOBAL clheap_u32 *h, clheap_size bytes,
