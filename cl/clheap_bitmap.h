@@ -7,9 +7,10 @@
  * own change lands; that spin waits for another work-item, which deadlocks on PoCL.
  * Here upper levels are hints kept by three rules, all bounded:
  *   - whoever sets the first bit of a container ORs its bit in the parent (and so on up);
- *   - whoever clears the last bit of a container ANDs its parent bit off, then re-reads
- *     the container and ORs the bit back if it refilled meanwhile (fenced on both
- *     sides, so a concurrent setter's OR and this re-read cannot both miss);
+ *   - whoever clears the last bit of a container ANDs its parent bit off, fences
+ *     (acquire), then re-reads the container and ORs the bit back if it refilled
+ *     meanwhile (the setter fences between its two ORs, so its OR and this re-read
+ *     cannot both miss);
  *   - a searcher that follows a parent bit to an empty container repairs it the same way.
  * Invariant when no kernel runs (checked by the host, see heap_walk.c):
  *   a container that is not empty has its bit set in the parent (at every level).
@@ -170,8 +171,13 @@ static CLHEAP_INLINE CLHEAP_SLOW_CALL void clheap_bm_clear_above(CLHEAP_GLOBAL c
     for (; level < top; level++, index >>= 6) {
         clheap_u64 bit = (clheap_u64)1 << (index & 63u);
         clheap_u64 old = clheap_and64(clheap_bm_container(h, desc, level + 1u, index >> 6), ~bit);
-        /* An atomic read-modify-write reads the latest value, so this re-read and a
-         * setter's OR (which precedes its OR of our parent bit) cannot both miss. */
+        /* Happens-before: a setter ORs the container, fences, then ORs our parent bit. If
+         * our AND came after that OR, it read what the OR wrote, and this acquire orders
+         * the re-read after the setter's container OR, which it then sees; if before,
+         * the setter's OR puts the bit back. Without the fence the two relaxed atomics
+         * may run in either order (a GPU did: the re-read missed the setter and the AND
+         * cleared its bit, leaving a container that is not empty under a clear bit). */
+        clheap_fence_acquire();
         if (clheap_or64(clheap_bm_container(h, desc, level, index), 0) != 0) {
             clheap_bm_set_at(h, desc, level + 1u, index); /* refilled: put it back */
             return;

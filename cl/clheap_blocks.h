@@ -22,8 +22,9 @@
  *           it; if it is now empty, invalidate it (set every slot bit; roll back if a slot
  *           was taken meanwhile) and return its frames.
  * No step waits for another work-item. DynaSOAr's set/clear spin in two places; here:
- *   - deactivating a full block is followed by a re-read of its allocation bitmap, and
- *     the block is re-activated if a free landed meanwhile, so at kernel end every
+ *   - deactivating a full block is followed by a fence and a re-read of its allocation
+ *     bitmap, and the block is re-activated if a free landed meanwhile (a free that
+ *     makes a full block not full fences before it activates it), so at kernel end every
  *     allocated block that is not full is active (a full block may still be marked
  *     active; malloc skips it and clears the mark);
  *   - bitmap hierarchy updates follow cl/clheap_bitmap.h's rules. */
@@ -214,10 +215,17 @@ static CLHEAP_INLINE clheap_u32 clheap_slot_unit(CLHEAP_GLOBAL clheap_u32 *h, cl
            slot * (h[CLHEAP_HDR_CLASS_BYTES + c] / CLHEAP_UNIT);
 }
 
-/* A full block was deactivated: if a free landed meanwhile, activate it again. */
+/* A full block was deactivated: if a free landed meanwhile, activate it again.
+ * Happens-before: a free that makes a full block not full ANDs the allocation word,
+ * fences (release), then sets the active bit (clheap_block_after_release). If our clear
+ * of the active bit came after that set, it read what the set wrote, and the acquire
+ * here orders the re-read after the free's AND, which it sees; if before, the free's
+ * set stands. Without the two fences each pair of relaxed atomics may run in either
+ * order, and the block stays neither full nor findable. */
 static CLHEAP_INLINE void clheap_block_deactivate(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame, clheap_u32 c)
 {
     clheap_bm_try_clear(h, CLHEAP_BM_ACTIVE(c), frame);
+    clheap_fence_acquire();
     if (~clheap_or64(clheap_block_alloc_bits(h, frame), 0) != 0)
         clheap_bm_try_set(h, CLHEAP_BM_ACTIVE(c), frame);
 }
@@ -315,8 +323,10 @@ static CLHEAP_INLINE CLHEAP_SLOW_CALL void clheap_block_after_release(CLHEAP_GLO
     int active = old != ~(clheap_u64)0; /* not full before: active (invariant at kernel end) */
     for (int attempt = 0; attempt < 2; attempt++) {
         if (((old & ~bits) & slots) != 0) {
-            if (old == ~(clheap_u64)0)
-                clheap_bm_try_set(h, CLHEAP_BM_ACTIVE(c), frame); /* was full: findable again */
+            if (old == ~(clheap_u64)0) { /* was full: findable again, after our AND */
+                clheap_fence_release(); /* clheap_block_deactivate's edge */
+                clheap_bm_try_set(h, CLHEAP_BM_ACTIVE(c), frame);
+            }
             return;
         }
         /* Empty: invalidate by taking every slot. Success iff none was taken meanwhile. */
@@ -330,8 +340,10 @@ static CLHEAP_INLINE CLHEAP_SLOW_CALL void clheap_block_after_release(CLHEAP_GLO
         old = clheap_and64(alloc, ~ours);
         bits = ours;
         active = 1;
-        if (old == ~(clheap_u64)0 && ours)
+        if (old == ~(clheap_u64)0 && ours) {
+            clheap_fence_release(); /* clheap_block_deactivate's edge */
             clheap_bm_try_set(h, CLHEAP_BM_ACTIVE(c), frame);
+        }
     }
 }
 
