@@ -421,9 +421,9 @@ static CLHEAP_INLINE void clheap_blocks_free_warp(__global clheap_u32 *h, __glob
     clheap_u64 old = 0;
     if (lane == leader) {
         /* The lanes' last writes to their slots (ordered before the leader's by the warp
-         * sync above) before the slots can be reserved again: see cl/clheap_blocks.h. */
-        clheap_fence_release();
+         * sync above), and the incarnation read (I1), before the AND: cl/clheap_blocks.h. */
         clheap_u32 now = clheap_block_incarnation_now(h, frame);
+        clheap_fence_release();
         old = clheap_and64(clheap_block_alloc_bits(h, frame), ~bits);
         if ((old & bits) && clheap_block_gone(h, frame, incarnation, now, old & bits))
             old = 0; /* every lane counts a double free */

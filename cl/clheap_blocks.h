@@ -59,11 +59,14 @@
  * free frame or on a new block. Each block's first frame counts the blocks reclaimed
  * there (CLHEAP_BLOCK_WORD_INCARNATION), and:
  *   I1  a free reads the count with the class (clheap_frame_locate) and again just before
- *       its AND (after its clheap_fence_release; the AND does not wait for the load): a
- *       changed count means the block it named was reclaimed before its AND, so it ORs
- *       the bits its AND cleared back, counts a double free and does nothing else. A
- *       free of a live slot never sees a change: its block cannot empty, so neither be
- *       reclaimed, before its own AND;
+ *       its AND, with its clheap_fence_release between that read and the AND (a release
+ *       orders earlier loads before later writes; after the fence, a GPU performed the
+ *       read after the AND, saw the bump of a reclaim that the free's own AND had let
+ *       another work-item make, and refused a legitimate free): a changed count means
+ *       the block it named was reclaimed before its AND, so it ORs the bits its AND
+ *       cleared back, counts a double free and does nothing else. A free of a live slot
+ *       never sees a change: its block cannot empty, so neither be reclaimed, before its
+ *       own AND;
  *   I2  the reclaimer, after its invalidation (every slot taken), stores the class 0 and
  *       bumps the count, clheap_fence_release, then ORs all ones in again (the seal): a
  *       stale AND that came between the two is repaired. Legitimate frees all came
@@ -571,8 +574,9 @@ static CLHEAP_INLINE void clheap_block_free_slot(CLHEAP_GLOBAL clheap_u32 *h, cl
                                                  clheap_u32 slot, clheap_u32 incarnation)
 {
     clheap_u64 bit = (clheap_u64)1 << slot;
-    clheap_fence_release(); /* the freed slot's last writes before it can be reserved again */
     clheap_u32 now = clheap_block_incarnation_now(h, frame);
+    /* The freed slot's last writes, and the read above (I1), before the AND. */
+    clheap_fence_release();
     clheap_u64 old = clheap_and64(clheap_block_alloc_bits(h, frame), ~bit);
     if ((old & bit) && clheap_block_gone(h, frame, incarnation, now, old & bit))
         old = 0;
