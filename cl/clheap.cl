@@ -332,7 +332,7 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_warp(__global clheap_u32 *h, 
     if (!unit && !nothing && (!pieces || lane == taker))
         unit = clheap_tier_malloc_first(h, pieces ? (clheap_size)pieces * frames * h[CLHEAP_HDR_FRAME_UNITS] * CLHEAP_UNIT
                                                   : bytes,
-                                        clheap_rotation_seed() + 0x5bd1e995u, pieces != 0u);
+                                        clheap_rotation_seed() + 0x5bd1e995u, pieces != 0u, 0);
     if (pieces) { /* the same for every lane of peers */
         clheap_ptx_syncwarp(peers); /* the taker's branch and its header writes */
         clheap_u32 base = clheap_ptx_shfl(peers, unit, taker);

@@ -39,8 +39,9 @@
  * malloc report a full heap.
  * A large malloc that finds no frames closes every class's runs and tries once more.
  * A small request that its class still cannot serve (no free slot, no frames for a
- * block or a piece) closes every class's runs, tries its class once more, then takes a
- * free slot of the first larger class with one (clheap_tier_take_larger), unless the
+ * block or a piece) closes every class's runs, tries its class once more (a lone request
+ * in clheap_tier_reserve_slow, a warp's in clheap_tier_take_larger), then takes a free
+ * slot of the first larger class with one (clheap_tier_take_from_larger), unless the
  * heap keeps classes typed (CLHEAP_HDR_TIER_TYPED: parallel_do's type ids). Why: blocks
  * keep their class until they empty, so when the sizes a program asks for shift (a
  * k-d tree's arrays shrink level by level) the pool fills with sparse blocks of the old
@@ -537,16 +538,21 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_piece_of(CLHEAP_GLOBAL clheap_u32 *h
 
 /* Slots of class c when the run gave none: BlockAlloc's search, then (unless the
  * requests take pieces: CLHEAP_TIER_PIECES) its block opening; if they fail, tried again
- * after settling (clheap_tier_settle), then after closing the class's runs. Why settle
- * first: closing the runs that the class's other requests are handing out sends them
- * all to open new ones. CLHEAP_TIER_NOTHING if, before the second try, nothing can serve
- * the class (clheap_tier_nothing_for). */
+ * after settling (clheap_tier_settle), then after closing the class's runs, and, with
+ * `last` (a lone request: clheap_tier_malloc_first), once more after closing every
+ * class's runs and settling every mark: the last resort's own class (the rest is
+ * clheap_tier_take_from_larger). Why settle first: closing the runs that the class's
+ * other requests are handing out sends them all to open new ones. Why the last resort's
+ * try is here: compilers that inline every call (Mesa's rusticl) copied the block opening
+ * and its page-tier take once per call site. CLHEAP_TIER_NOTHING if, before the second
+ * try, nothing can serve the class (clheap_tier_nothing_for). */
 static CLHEAP_INLINE clheap_u32 clheap_tier_reserve_slow(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c,
-                                                         clheap_u32 want, clheap_u32 seed, clheap_u64 *got)
+                                                         clheap_u32 want, clheap_u32 seed, clheap_u64 *got,
+                                                         int last)
 {
     clheap_u32 frame = CLHEAP_BM_FAIL, why; /* unread: TierAlloc counts a NULL where the request ends */
     CLHEAP_NO_UNROLL
-    for (clheap_u32 attempt = 0; attempt < 3u && frame == CLHEAP_BM_FAIL; attempt++) {
+    for (clheap_u32 attempt = 0; attempt < (last ? 4u : 3u) && frame == CLHEAP_BM_FAIL; attempt++) {
         clheap_u32 s = seed ^ 0x68E31DA4u * attempt;
         if (attempt == 1u && clheap_tier_nothing_for(h, c, clheap_tier_least_frames(h, c)))
             return CLHEAP_TIER_NOTHING;
@@ -554,10 +560,14 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_reserve_slow(CLHEAP_GLOBAL clheap_u3
             clheap_tier_settle(h, 0); /* frees not yet settled may have left slots or frames */
         if (attempt == 2u)
             clheap_tier_close_runs(h, c);
+        if (attempt == 3u) {
+            clheap_tier_close_all(h);
+            clheap_tier_settle_marked(h);
+        }
         frame = clheap_block_reserve_active(h, c, want, s, got);
         if (frame == CLHEAP_BM_FAIL && !attempt && clheap_tier_wants_pieces(h, c, want))
             return CLHEAP_TIER_PIECES;
-        if (frame == CLHEAP_BM_FAIL)
+        if (frame == CLHEAP_BM_FAIL && (attempt < 3u || clheap_pages_have(h, h[CLHEAP_HDR_CLASS_FRAMES + c])))
             frame = clheap_block_reserve_new(h, c, want, s, got, &why);
     }
     return frame;
@@ -622,6 +632,7 @@ static CLHEAP_INLINE void clheap_tier_take_begin(CLHEAP_GLOBAL clheap_u32 *h, cl
  * install come several times sooner after the headers). */
 #define CLHEAP_TIER_INSTALL 1
 #define CLHEAP_TIER_FALL_BACK 2
+#define CLHEAP_TIER_LAST_RESORT 4 /* the fallback's last try too (clheap_tier_reserve_slow) */
 static CLHEAP_INLINE void clheap_tier_take_finish(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 seed,
                                                   clheap_tier_grant *g, const clheap_tier_opening *o, int parts)
 {
@@ -645,12 +656,12 @@ static CLHEAP_INLINE void clheap_tier_take_finish(CLHEAP_GLOBAL clheap_u32 *h, c
     }
     clheap_u32 missing = o->need - g->k2;
     if ((parts & CLHEAP_TIER_FALL_BACK) && missing)
-        g->frame = clheap_tier_reserve_slow(h, c, missing, seed, &g->got);
+        g->frame = clheap_tier_reserve_slow(h, c, missing, seed, &g->got, (parts & CLHEAP_TIER_LAST_RESORT) != 0);
 }
 
-/* Both steps by one work-item. */
+/* Both steps by one work-item; `last`: with the last resort's try (a lone request). */
 static CLHEAP_INLINE void clheap_tier_take_many(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 n,
-                                                clheap_u32 seed, clheap_tier_grant *g)
+                                                clheap_u32 seed, clheap_tier_grant *g, int last)
 {
     clheap_tier_opening o;
     clheap_tier_take_begin(h, c, n, seed, g, &o);
@@ -658,7 +669,8 @@ static CLHEAP_INLINE void clheap_tier_take_many(CLHEAP_GLOBAL clheap_u32 *h, clh
         clheap_tier_write_run_headers(h, o.run, c, o.blocks, 0u, 1u);
         clheap_fence_release(); /* headers before the blocks are listed or their slots handed out */
     }
-    clheap_tier_take_finish(h, c, seed, g, &o, CLHEAP_TIER_INSTALL | CLHEAP_TIER_FALL_BACK);
+    clheap_tier_take_finish(h, c, seed, g, &o,
+                            CLHEAP_TIER_INSTALL | CLHEAP_TIER_FALL_BACK | (last ? CLHEAP_TIER_LAST_RESORT : 0));
     if (o.run != CLHEAP_BM_FAIL) {
         clheap_u32 share = clheap_tier_settle_share(h, o.blocks * h[CLHEAP_HDR_CLASS_FRAMES + c]);
         clheap_tier_settle_range(h, clheap_tier_settle_claim(h, share), share, 0u, 1u);
@@ -723,26 +735,15 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_take_large(CLHEAP_GLOBAL clheap_u32 
     return f == CLHEAP_BM_FAIL ? 0u : clheap_tier_mark_large(h, f, frames);
 }
 
-/* The last resort of a small request of class c (see the top of this file): every
- * class's runs closed, its own class once more (a block may open now), then a free slot
- * of a larger class's active blocks, unless classes are typed. Counts the NULL if none
- * and `count` (a warp counts its lanes' NULLs with one add: clheap_tier_malloc_warp).
- * Only requests about to fail come here, so the fast paths pay nothing. */
-static CLHEAP_INLINE CLHEAP_COLD clheap_u32 clheap_tier_take_larger(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c,
-                                                                  clheap_u32 seed, int count)
+/* The last resort's end, for a small request of class c that its class could not serve:
+ * a free slot of a larger class's active blocks, unless classes are typed (when nothing
+ * can serve c, clheap_tier_nothing_for, their bitmaps are empty: a load each). Counts the
+ * NULL if none and `count`. */
+static CLHEAP_INLINE CLHEAP_COLD clheap_u32 clheap_tier_take_from_larger(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c,
+                                                                       clheap_u32 seed, int count)
 {
     clheap_u64 got = 0;
-    clheap_u32 why, d = c;
-    if (clheap_tier_nothing_for(h, c, clheap_tier_least_frames(h, c))) {
-        if (count)
-            clheap_count_error(h, CLHEAP_HDR_ERR_OUT_OF_MEMORY);
-        return 0u;
-    }
-    clheap_tier_close_all(h);
-    clheap_tier_settle_marked(h);
-    clheap_u32 frame = clheap_block_reserve_active(h, c, 1u, seed, &got);
-    if (frame == CLHEAP_BM_FAIL && clheap_pages_have(h, h[CLHEAP_HDR_CLASS_FRAMES + c]))
-        frame = clheap_block_reserve_new(h, c, 1u, seed, &got, &why);
+    clheap_u32 frame = CLHEAP_BM_FAIL, d = c;
     clheap_u32 last = h[CLHEAP_HDR_TIER_TYPED] ? c : h[CLHEAP_HDR_CLASS_COUNT] - 1u;
     CLHEAP_NO_UNROLL
     while (frame == CLHEAP_BM_FAIL && d < last)
@@ -753,6 +754,30 @@ static CLHEAP_INLINE CLHEAP_COLD clheap_u32 clheap_tier_take_larger(CLHEAP_GLOBA
         return 0u;
     }
     return clheap_slot_unit(h, frame, d, clheap_ctz64(got));
+}
+
+/* The last resort of a small request of class c (see the top of this file): every
+ * class's runs closed, its own class once more (a block may open now), then a free slot
+ * of a larger class's active blocks, unless classes are typed. Counts the NULL if none
+ * and `count` (a warp counts its lanes' NULLs with one add: clheap_tier_malloc_warp).
+ * Only requests about to fail come here, so the fast paths pay nothing. */
+static CLHEAP_INLINE CLHEAP_COLD clheap_u32 clheap_tier_take_larger(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c,
+                                                                  clheap_u32 seed, int count)
+{
+    clheap_u64 got = 0;
+    clheap_u32 why;
+    if (clheap_tier_nothing_for(h, c, clheap_tier_least_frames(h, c))) {
+        if (count)
+            clheap_count_error(h, CLHEAP_HDR_ERR_OUT_OF_MEMORY);
+        return 0u;
+    }
+    clheap_tier_close_all(h);
+    clheap_tier_settle_marked(h);
+    clheap_u32 frame = clheap_block_reserve_active(h, c, 1u, seed, &got);
+    if (frame == CLHEAP_BM_FAIL && clheap_pages_have(h, h[CLHEAP_HDR_CLASS_FRAMES + c]))
+        frame = clheap_block_reserve_new(h, c, 1u, seed, &got, &why);
+    return frame != CLHEAP_BM_FAIL ? clheap_slot_unit(h, frame, c, clheap_ctz64(got))
+                                   : clheap_tier_take_from_larger(h, c, seed, count);
 }
 
 /* A large request (no class: above the last class, or 0 B) alone: frames for it, or 0
@@ -771,21 +796,23 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_large(CLHEAP_GLOBAL clheap_u3
 }
 
 /* One request, all but the last resort: 0 for a small request of class c that must go
- * on to clheap_tier_take_larger (which counts its NULL). `large`: it goes straight to
- * the large path, whatever its size, and a failure is not counted (the pieces of a
+ * on to clheap_tier_take_larger (which counts its NULL), or with `last` all but the
+ * last resort's larger classes (clheap_tier_take_from_larger). `large`: it goes straight
+ * to the large path, whatever its size, and a failure is not counted (the pieces of a
  * group, see clheap_tier_wants_pieces: each goes on to the last resort where it is
  * split, clheap_tier_piece_of). One request alone that should take a piece is its own.
- * Why the last resort is the caller's: the warp-coalesced malloc has two ways to it
+ * Why the warp-coalesced malloc keeps the last resort to itself: it has two ways to it
  * (this and the pieces), and inlined at both it cost registers on the fast path. Why the
- * piece and the large request share one call of clheap_tier_malloc_large: compilers that
+ * piece and the large request share one call of clheap_tier_malloc_large, and a lone
+ * request's own class is tried last inside clheap_tier_reserve_slow: compilers that
  * inline every call (Mesa's rusticl) copied the page tier's whole take once per site. */
 static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_first(CLHEAP_GLOBAL clheap_u32 *h, clheap_size bytes,
-                                                         clheap_u32 seed, int large)
+                                                         clheap_u32 seed, int large, int last)
 {
     clheap_u32 c = bytes && !large ? clheap_class_for(h, bytes) : CLHEAP_MAX_CLASSES;
     if (c != CLHEAP_MAX_CLASSES) {
         clheap_tier_grant g;
-        clheap_tier_take_many(h, c, 1u, seed, &g);
+        clheap_tier_take_many(h, c, 1u, seed, &g, last);
         if (g.frame != CLHEAP_TIER_PIECES)
             return clheap_tier_grant_unit(h, c, &g, 0u);
         /* Its own piece: frames, uncounted. A class's size (at most 32 frames) always
@@ -798,11 +825,11 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_first(CLHEAP_GLOBAL clheap_u3
 static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_unit(CLHEAP_GLOBAL clheap_u32 *h, clheap_size bytes,
                                                         clheap_u32 seed)
 {
-    clheap_u32 unit = clheap_tier_malloc_first(h, bytes, seed, 0);
+    clheap_u32 unit = clheap_tier_malloc_first(h, bytes, seed, 0, 1);
     if (unit || !bytes) /* the class is looked up again only on the way to a NULL */
         return unit;
-    clheap_u32 c = clheap_class_for(h, bytes);
-    return c == CLHEAP_MAX_CLASSES ? 0u : clheap_tier_take_larger(h, c, seed, 1);
+    clheap_u32 c = clheap_class_for(h, bytes); /* its class's last try was malloc_first's */
+    return c == CLHEAP_MAX_CLASSES ? 0u : clheap_tier_take_from_larger(h, c, seed, 1);
 }
 
 /* Frees a large allocation whose first frame is f (unit is where the pointer points). */

@@ -120,7 +120,7 @@ uint32_t core_heap_malloc_many(core_heap *heap, size_t bytes, uint32_t n, uint32
     if (g.frame == CLHEAP_TIER_PIECES) { /* the lanes from k + k2 on split one large allocation */
         uint32_t first = g.k + g.k2, frames = clheap_tier_piece_frames(h, c);
         uint32_t base = clheap_tier_malloc_first(h, (size_t)(n - first) * frames * h[CLHEAP_HDR_FRAME_UNITS] * CLHEAP_UNIT,
-                                                 seed + 0x5bd1e995u, 1);
+                                                 seed + 0x5bd1e995u, 1, 0);
         for (uint32_t rank = n; rank-- > 0;) /* the taker last: it rewrites its own piece too */
             units[rank] = rank < first ? clheap_tier_grant_unit(h, c, &g, rank)
                                        : clheap_tier_piece_of(h, base, rank - first, frames);
@@ -128,7 +128,7 @@ uint32_t core_heap_malloc_many(core_heap *heap, size_t bytes, uint32_t n, uint32
         for (uint32_t rank = 0; rank < n; rank++) {
             units[rank] = clheap_tier_grant_unit(h, c, &g, rank);
             if (!units[rank] && g.frame != CLHEAP_TIER_NOTHING)
-                units[rank] = clheap_tier_malloc_first(h, bytes, seed + 0x5bd1e995u, 0);
+                units[rank] = clheap_tier_malloc_first(h, bytes, seed + 0x5bd1e995u, 0, 0);
         }
     }
     uint32_t nulls = 0;

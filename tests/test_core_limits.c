@@ -105,6 +105,60 @@ static void untyped_heap_gives_lone_requests_pieces(void **state)
 
 /* Issue 45.7: sizes past the pool are BAD_SIZE, whatever rounding them up would give;
  * the whole pool fits an empty heap. */
+/* A lone request (PoCL's, rusticl's, any device's but NVIDIA's warps) whose class has no
+ * free slot and no frames for a block, while another class's run holds whole blocks it has
+ * not handed out: its last resort closes every class's runs and tries its class again
+ * (clheap_tier_reserve_slow, `last`), so it gets memory where a larger class has none.
+ * The pool is filled first (each size until NULL: a NULL closes every run), then one
+ * large allocation's frames make room for a 16 B run and one frame more. */
+static void lone_request_finds_what_another_class_run_holds(void **state)
+{
+    (void)state;
+    core_heap heap;
+    make_heap(&heap, 16u << 20, 0);
+    uint32_t *h = heap.words;
+    uint32_t small = clheap_class_for(h, 16), count = h[CLHEAP_HDR_CLASS_COUNT], c = count - 1u;
+    while (c > small + 1u && clheap_tier_wants_pieces(h, c, 1u))
+        c--; /* the largest class that opens blocks, not pieces */
+    assert_true(h[CLHEAP_HDR_CLASS_HINTS + small] > 0); /* 16 B requests open runs here */
+    assert_false(clheap_tier_wants_pieces(h, c, 1u));
+    size_t frame_bytes = (size_t)h[CLHEAP_HDR_FRAME_UNITS] * CLHEAP_UNIT;
+    uint32_t run_frames = h[CLHEAP_HDR_CLASS_RUN + small] * h[CLHEAP_HDR_CLASS_FRAMES + small];
+    uint32_t gap = run_frames + h[CLHEAP_HDR_CLASS_FRAMES + c] - 1u; /* the run fits, c's block not */
+    assert_true((size_t)gap * frame_bytes > h[CLHEAP_HDR_CLASS_BYTES + count - 1u]); /* a large request */
+    enum { MAX_HELD = 1 << 16 };
+    static uint32_t held[MAX_HELD];
+    uint32_t n = 0, gap_unit = 0;
+    while (n < MAX_HELD && (held[n] = core_heap_malloc(&heap, (size_t)gap * frame_bytes, 0)) != 0u)
+        gap_unit = held[n++]; /* the gap's size first, then every class from the top */
+    for (uint32_t d = count; d-- > 0;)
+        while (n < MAX_HELD && (held[n] = core_heap_malloc(&heap, h[CLHEAP_HDR_CLASS_BYTES + d], 0)) != 0u)
+            n++;
+    assert_true(n < MAX_HELD && gap_unit != 0u);
+    for (uint32_t k = 0; k < n; k++) /* the gap */
+        if (held[k] == gap_unit) {
+            core_heap_free_unit(&heap, gap_unit, 0);
+            held[k] = held[--n];
+            break;
+        }
+    uint32_t run_slot = core_heap_malloc(&heap, 16, 0); /* opens a run in the gap */
+    assert_int_not_equal(run_slot, 0);
+    assert_int_not_equal(h[CLHEAP_HDR_RUNS_OPEN], 0);
+    uint32_t unit = core_heap_malloc(&heap, h[CLHEAP_HDR_CLASS_BYTES + c], 1);
+    if (!unit)
+        fail_msg("%u B: NULL while a run of %u B slots held %u frames", h[CLHEAP_HDR_CLASS_BYTES + c],
+                 h[CLHEAP_HDR_CLASS_BYTES + small], run_frames);
+    core_heap_free_unit(&heap, unit, 1);
+    core_heap_free_unit(&heap, run_slot, 0);
+    while (n)
+        core_heap_free_unit(&heap, held[--n], 0);
+    clheap_heap_stats st;
+    char what[256] = "";
+    if (core_heap_walk(&heap, &st, what, sizeof what) != CLHEAP_SUCCESS)
+        fail_msg("heap check: %s", what);
+    core_heap_destroy(&heap);
+}
+
 static void sizes_past_the_pool(void **state)
 {
     (void)state;
@@ -315,6 +369,7 @@ int main(void)
         cmocka_unit_test(typed_heaps_default_to_the_typed_allocator),
         cmocka_unit_test(typed_heap_gives_no_pieces),
         cmocka_unit_test(untyped_heap_gives_lone_requests_pieces),
+        cmocka_unit_test(lone_request_finds_what_another_class_run_holds),
         cmocka_unit_test(sizes_past_the_pool),
         cmocka_unit_test(every_free_stretch_is_found),
         cmocka_unit_test(growth_and_create_agree_on_the_largest_heap),
