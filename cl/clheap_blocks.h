@@ -220,7 +220,7 @@ static CLHEAP_INLINE clheap_u32 clheap_slot_unit(CLHEAP_GLOBAL clheap_u32 *h, cl
 
 /* A full block was deactivated: if a free landed meanwhile, activate it again.
  * Happens-before: a free that makes a full block not full ANDs the allocation word,
- * fences (release), then sets the active bit (clheap_block_after_release). If our clear
+ * fences (release), then sets the active bit (clheap_block_reactivate). If our clear
  * of the active bit came after that set, it read what the set wrote, and the acquire
  * here orders the re-read after the free's AND, which it sees; if before, the free's
  * set stands. Without the two fences each pair of relaxed atomics may run in either
@@ -231,6 +231,14 @@ static CLHEAP_INLINE void clheap_block_deactivate(CLHEAP_GLOBAL clheap_u32 *h, c
     clheap_fence_acquire();
     if (~clheap_or64(clheap_block_alloc_bits(h, frame), 0) != 0)
         clheap_bm_try_set(h, CLHEAP_BM_ACTIVE(c), frame);
+}
+
+/* A full block that our AND on its allocation word made not full: findable again, the
+ * AND released before the set (clheap_block_deactivate's edge). */
+static CLHEAP_INLINE void clheap_block_reactivate(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame, clheap_u32 c)
+{
+    clheap_fence_release();
+    clheap_bm_try_set(h, CLHEAP_BM_ACTIVE(c), frame);
 }
 
 static CLHEAP_INLINE void clheap_block_release_slots(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame,
@@ -326,10 +334,8 @@ static CLHEAP_INLINE CLHEAP_SLOW_CALL void clheap_block_after_release(CLHEAP_GLO
     int active = old != ~(clheap_u64)0; /* not full before: active (invariant at kernel end) */
     for (int attempt = 0; attempt < 2; attempt++) {
         if (((old & ~bits) & slots) != 0) {
-            if (old == ~(clheap_u64)0) { /* was full: findable again, after our AND */
-                clheap_fence_release(); /* clheap_block_deactivate's edge */
-                clheap_bm_try_set(h, CLHEAP_BM_ACTIVE(c), frame);
-            }
+            if (old == ~(clheap_u64)0) /* was full */
+                clheap_block_reactivate(h, frame, c);
             return;
         }
         /* Empty: invalidate by taking every slot. Success iff none was taken meanwhile. */
@@ -343,10 +349,8 @@ static CLHEAP_INLINE CLHEAP_SLOW_CALL void clheap_block_after_release(CLHEAP_GLO
         old = clheap_and64(alloc, ~ours);
         bits = ours;
         active = 1;
-        if (old == ~(clheap_u64)0 && ours) {
-            clheap_fence_release(); /* clheap_block_deactivate's edge */
-            clheap_bm_try_set(h, CLHEAP_BM_ACTIVE(c), frame);
-        }
+        if (old == ~(clheap_u64)0 && ours)
+            clheap_block_reactivate(h, frame, c);
     }
 }
 
