@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -127,4 +128,10 @@ uint64_t live_block_objects(const clheap_heap_stats *s)
     for (uint32_t c = 0; c < s->class_count && c < 32; c++)
         n += s->class_objects[c];
     return n;
+}
+
+uint64_t fixture_env_u64(const char *name, uint64_t fallback)
+{
+    const char *v = getenv(name);
+    return v && *v ? strtoull(v, NULL, 10) : fallback;
 }

@@ -34,6 +34,10 @@ uint64_t live_block_objects(const clheap_heap_stats *stats);
 /* A cmocka setup step: resets the heap, waits for it and checks it. 0 if sound. */
 int reset_and_check_heap(clheap_heap *heap, cl_command_queue queue);
 
+/* The unsigned integer in environment variable `name` (a test's knob for larger runs on
+ * a GPU), or `fallback` if it is unset or empty. */
+uint64_t fixture_env_u64(const char *name, uint64_t fallback);
+
 /* A driver around the real OpenCL calls. It counts calls, refuses a probe when the
  * bytes made resident would exceed device_budget (0: unlimited) — the way a lazily
  * allocating driver reports out-of-memory — and can fail every create with a forced

@@ -68,12 +68,6 @@ enum { LOCAL = 64, HEAP_BYTES = 1 << 20, SLOT_BYTES = 16 };
 
 static clheap_allocator current_allocator = CLHEAP_BITMAP_ALLOC;
 
-static uint64_t env_u64(const char *name, uint64_t fallback)
-{
-    const char *v = getenv(name);
-    return v && *v ? strtoull(v, NULL, 10) : fallback;
-}
-
 typedef struct hints {
     cl_fixture cl;
     clheap_heap *heap;
@@ -81,6 +75,7 @@ typedef struct hints {
     cl_kernel edge;
     cl_mem tally, owners;
     cl_uint units; /* the heap's 16-byte units: owners' length */
+    cl_uint hold;  /* objects a work-item holds at once (the kernel's HOLD) */
 } hints;
 
 static int group_setup(void **state)
@@ -92,12 +87,13 @@ static int group_setup(void **state)
     config.allocator = current_allocator;
     config.size_bytes = HEAP_BYTES;
     config.slot_bytes = SLOT_BYTES;
-    config.no_warp_coalescing = (uint32_t)env_u64("CLHEAP_HINTS_NO_WARP", 0);
+    config.no_warp_coalescing = (uint32_t)fixture_env_u64("CLHEAP_HINTS_NO_WARP", 0);
     if (clheap_heap_create(t->cl.context, t->cl.device, t->cl.queue, &config, &t->heap) != CLHEAP_SUCCESS)
         return -1;
     static char log[16384];
     char options[32];
-    snprintf(options, sizeof options, "-DHOLD=%uu", (unsigned)env_u64("CLHEAP_HINTS_HOLD", 16));
+    t->hold = (cl_uint)fixture_env_u64("CLHEAP_HINTS_HOLD", 16);
+    snprintf(options, sizeof options, "-DHOLD=%uu", (unsigned)t->hold);
     if (clheap_heap_build_program(t->heap, 1, &kernels, options, &t->program, log, sizeof log) != CLHEAP_SUCCESS) {
         fprintf(stderr, "%s\n", log);
         return -1;
@@ -156,9 +152,9 @@ static uint64_t launch(hints *t, size_t items, cl_uint rounds, cl_uint seed)
 static void hints_hold_at_the_edge(void **state)
 {
     hints *t = *state;
-    size_t items = (size_t)env_u64("CLHEAP_HINTS_ITEMS", 4096) / LOCAL * LOCAL;
-    cl_uint rounds = (cl_uint)env_u64("CLHEAP_HINTS_ROUNDS", 16);
-    uint64_t launches = env_u64("CLHEAP_HINTS_LAUNCHES", 4), served = 0;
+    size_t items = (size_t)fixture_env_u64("CLHEAP_HINTS_ITEMS", 4096) / LOCAL * LOCAL;
+    cl_uint rounds = (cl_uint)fixture_env_u64("CLHEAP_HINTS_ROUNDS", 16);
+    uint64_t launches = fixture_env_u64("CLHEAP_HINTS_LAUNCHES", 4), served = 0;
     const char *name = clheap_allocator_name(current_allocator);
     assert_true(items >= LOCAL);
     for (uint64_t l = 0; l < launches; l++) {
@@ -181,8 +177,7 @@ static void hints_hold_at_the_edge(void **state)
     /* Some rounds must have been served, or the test proved nothing about the hints. */
     if (!served)
         fail_msg("%s: no request got memory", name);
-    printf("%s: %zu work-items x %u rounds of %u x %llu launches, %llu served\n", name, items, rounds,
-           (unsigned)env_u64("CLHEAP_HINTS_HOLD", 16),
+    printf("%s: %zu work-items x %u rounds of %u x %llu launches, %llu served\n", name, items, rounds, t->hold,
            (unsigned long long)launches, (unsigned long long)served);
 }
 
@@ -191,13 +186,10 @@ int main(int argc, char **argv)
     static const struct CMUnitTest tests[] = {
         cmocka_unit_test(hints_hold_at_the_edge),
     };
-    static const clheap_allocator fallback[] = {CLHEAP_BITMAP_ALLOC, CLHEAP_BLOCK_ALLOC, CLHEAP_TIER_ALLOC};
     int failures = 0;
     for (int a = CLHEAP_CMALLOC; a <= CLHEAP_ALLOCATOR_LAST; a++) {
         const char *name = clheap_allocator_name((clheap_allocator)a);
-        int wanted = 0;
-        for (size_t i = 0; argc < 2 && i < sizeof fallback / sizeof fallback[0]; i++)
-            wanted |= a == (int)fallback[i];
+        int wanted = argc < 2 && (a == CLHEAP_BITMAP_ALLOC || a == CLHEAP_BLOCK_ALLOC || a == CLHEAP_TIER_ALLOC);
         for (int i = 1; i < argc; i++)
             wanted |= strcmp(argv[i], name) == 0;
         if (!wanted)

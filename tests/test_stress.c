@@ -110,12 +110,6 @@ enum { LOCAL = 256, NULL_KIB = 32, NULL_BINS = NULL_KIB + 1 };
 
 static clheap_allocator current_allocator = CLHEAP_TIER_ALLOC;
 
-static uint64_t env_u64(const char *name, uint64_t fallback)
-{
-    const char *v = getenv(name);
-    return v && *v ? strtoull(v, NULL, 10) : fallback;
-}
-
 typedef struct stress {
     cl_fixture cl;
     clheap_heap *heap;
@@ -138,7 +132,7 @@ static int group_setup(void **state)
         return -1;
     clheap_heap_config config = clheap_heap_config_default();
     config.allocator = current_allocator;
-    config.size_bytes = env_u64("CLHEAP_STRESS_HEAP_MIB", 128) << 20;
+    config.size_bytes = fixture_env_u64("CLHEAP_STRESS_HEAP_MIB", 128) << 20;
     config.slot_bytes = STRESS_BITMAP_SLOT_BYTES;
     if (clheap_heap_create(s->cl.context, s->cl.device, s->cl.queue, &config, &s->heap) != CLHEAP_SUCCESS)
         return -1;
@@ -291,9 +285,9 @@ static uint32_t largest_request(stress *s)
 static void random_mallocs_and_frees_keep_every_word(void **state)
 {
     stress *s = *state;
-    uint64_t target = env_u64("CLHEAP_STRESS_OPS", 100000);
-    uint64_t check_every = env_u64("CLHEAP_STRESS_CHECK", 1);
-    s->count = (uint32_t)env_u64("CLHEAP_STRESS_ITEMS", 4096);
+    uint64_t target = fixture_env_u64("CLHEAP_STRESS_OPS", 100000);
+    uint64_t check_every = fixture_env_u64("CLHEAP_STRESS_CHECK", 1);
+    s->count = (uint32_t)fixture_env_u64("CLHEAP_STRESS_ITEMS", 4096);
     size_t bytes = s->count * sizeof(uint32_t);
     s->units_buf = zeroed_buffer(s, bytes);
     s->sizes_buf = zeroed_buffer(s, bytes);
