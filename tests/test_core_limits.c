@@ -24,6 +24,16 @@ static void make_heap(core_heap *heap, uint64_t bytes, int typed)
     assert_int_equal(core_heap_create(&config, 4, heap), CLHEAP_SUCCESS);
 }
 
+/* The heap's stats; fails the test if its check finds a violation. */
+static clheap_heap_stats walk_sound(core_heap *heap)
+{
+    clheap_heap_stats s;
+    char what[256] = "";
+    if (core_heap_walk(heap, &s, what, sizeof what) != CLHEAP_SUCCESS)
+        fail_msg("heap check: %s", what);
+    return s;
+}
+
 /* Whether `unit` is a live slot of a block listed in class c's allocated-block bitmap:
  * what clheap_device_do_next and the parallel_do list kernel walk (cl/clheap.cl). */
 static int visited_as(core_heap *heap, uint32_t c, uint32_t unit)
@@ -63,10 +73,7 @@ static void typed_heap_gives_no_pieces(void **state)
                     fail_msg("%u B object %u (unit %u) is in no block of its class", sizes[k], i, units[i]);
             }
         }
-        clheap_heap_stats s;
-        char what[256] = "";
-        if (core_heap_walk(&heap, &s, what, sizeof what) != CLHEAP_SUCCESS)
-            fail_msg("heap check: %s", what);
+        walk_sound(&heap);
         core_heap_destroy(&heap);
     }
 }
@@ -95,16 +102,11 @@ static void untyped_heap_gives_lone_requests_pieces(void **state)
     assert_true(pieces > 0); /* else this heap tests nothing */
     for (uint32_t k = 0; k < sizeof sizes / sizeof *sizes; k++)
         core_heap_free_unit(&heap, units[k], k);
-    clheap_heap_stats s;
-    char what[256] = "";
-    if (core_heap_walk(&heap, &s, what, sizeof what) != CLHEAP_SUCCESS)
-        fail_msg("heap check: %s", what);
+    walk_sound(&heap);
     assert_int_equal(heap.words[CLHEAP_HDR_ERR_OUT_OF_MEMORY], 0);
     core_heap_destroy(&heap);
 }
 
-/* Issue 45.7: sizes past the pool are BAD_SIZE, whatever rounding them up would give;
- * the whole pool fits an empty heap. */
 /* A lone request (PoCL's, rusticl's, any device's but NVIDIA's warps) whose class has no
  * free slot and no frames for a block, while another class's run holds whole blocks it has
  * not handed out: its last resort closes every class's runs and tries its class again
@@ -152,13 +154,12 @@ static void lone_request_finds_what_another_class_run_holds(void **state)
     core_heap_free_unit(&heap, run_slot, 0);
     while (n)
         core_heap_free_unit(&heap, held[--n], 0);
-    clheap_heap_stats st;
-    char what[256] = "";
-    if (core_heap_walk(&heap, &st, what, sizeof what) != CLHEAP_SUCCESS)
-        fail_msg("heap check: %s", what);
+    walk_sound(&heap);
     core_heap_destroy(&heap);
 }
 
+/* Issue 45.7: sizes past the pool are BAD_SIZE, whatever rounding them up would give;
+ * the whole pool fits an empty heap. */
 static void sizes_past_the_pool(void **state)
 {
     (void)state;
@@ -236,10 +237,7 @@ static void every_free_stretch_is_found(void **state)
          * (its level-1 containers), whose upper levels find_stretch reads first. */
         for (uint32_t m = 1; m <= 200; m++)
             stretch_at(&heap, (large ? 4096u : 64u) * 64u - 104u, m);
-        clheap_heap_stats s;
-        char what[256] = "";
-        if (core_heap_walk(&heap, &s, what, sizeof what) != CLHEAP_SUCCESS)
-            fail_msg("heap check: %s", what);
+        clheap_heap_stats s = walk_sound(&heap);
         assert_int_equal(s.free_segments * s.segment_frames, heap.words[CLHEAP_HDR_FRAME_COUNT]); /* all whole again */
         core_heap_destroy(&heap);
     }
