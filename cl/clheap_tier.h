@@ -28,12 +28,17 @@
  * other path can take them; freeing one makes its block findable as BlockAlloc's are.
  * The request whose add crosses the run's end is the only one that opens the next run
  * and installs it with an exchange (so no two openers race, and no one waits for the
- * opener: the others look at the next slot's hint, then fall back); it takes what the
- * old run lacked from the new one's first slots, counted in the installed hint, and
- * looks for the new run's frames first where the old run ended. The fallback is
- * BlockAlloc's search of the class's active blocks and opening single blocks (or, where
- * a new block would be mostly unused in a pool short of runs for the class, pieces:
- * frames of their own, large allocations, see clheap_tier_wants_pieces); when that
+ * opener: the others look at the next slot's hint, then fall back). An opener that finds
+ * no frames for the run installs a wait instead: the hint counts a run's worth of
+ * requests, all sent to the fallback, and the one whose add ends the count opens again
+ * (clheap_tier_run_take). Why: with 0 installed every next request opened, and where no
+ * run fits (a small pool whose free frames are scattered) each of them paid a page-tier
+ * take that searched and failed, most of a launch's time (docs/performance.md). The
+ * opener takes what the old run lacked from the new one's first slots, counted in the
+ * installed hint, and looks for the new run's frames first where the old run ended. The
+ * fallback is BlockAlloc's search of the class's active blocks and opening single blocks
+ * (or, where a new block would be mostly unused in a pool short of runs for the class,
+ * pieces: frames of their own, large allocations, see clheap_tier_wants_pieces); when that
  * fails, the class's runs are closed (a CAS of each live hint to 0, then their unhanded
  * slots are freed) and the search tried again, so memory held by hints never makes
  * malloc report a full heap.
@@ -80,7 +85,8 @@
  *       [first, first + m) owned by first, the others' class 0);
  *   T2  a frame outside blocks has no reservable slot (allocation bitmap all ones), so a
  *       stale search can never reserve in it, and a run opens with its slots reserved;
- *   T3  a hint is 0, or names a run (first frame + 1) and a count t; if t is below the
+ *   T3  a hint is 0, or a wait (no run; a count, see CLHEAP_TIER_RETRY_AT), or names
+ *       a run (first frame + 1) and a count t; if t is below the
  *       run's RUN(c) * CAPACITY(c) slots, every block of the run from slot t on is a
  *       block of class c whose slots from t on are set (held for the hint); runs of
  *       distinct live hints do not share a block with unhanded slots.
@@ -219,12 +225,20 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_hint_slot(clheap_u32 hints)
     return (clheap_group_index() + (groups < hints ? clheap_warp_in_group() * groups : 0u)) % hints;
 }
 
+/* A hint with no run whose count is below this, and whose count an add takes to it or
+ * past it, is opened by that add's request: an opening that failed installs this value
+ * less the run's slots (clheap_tier_take_finish). The count of an empty hint or of one
+ * being opened stays far below it (each opening overwrites it), so neither is confused
+ * with a wait. */
+#define CLHEAP_TIER_RETRY_AT 0x80000000u
+
 /* Hands out up to n slots of class c from the run of this request's hint (or, while
  * that is used up or being opened, the next slot's: CLHEAP_TIER_HINT_LOOKS), into g's
  * first range. Returns the hint if this request must open its next run: the one whose
- * add crosses the run's end (or the first on an empty hint); no other can while the
- * hint is used up or empty. Else NULL. An add on a busy hint hands out nothing: a
- * used-up run's count only grows, and an opening's exchange overwrites it. */
+ * add crosses the run's end, or ends a wait (or the first on an empty hint); no other
+ * can while the hint is used up, waiting or empty. Else NULL. An add on a busy hint
+ * hands out nothing: a used-up run's count only grows, and an opening's exchange
+ * overwrites it. */
 static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u64 *clheap_tier_run_take(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c,
                                                                     clheap_u32 n, clheap_tier_grant *g)
 {
@@ -245,8 +259,8 @@ static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u64 *clheap_tier_run_take(CLHEAP_GLOBA
             clheap_fence_dependency(); /* the slots' users write where this add pointed them */
             return t + n < total ? 0 : hint;
         }
-        if (!f && !t)
-            return hint;
+        if (!f && (!t || (t < CLHEAP_TIER_RETRY_AT && t + n >= CLHEAP_TIER_RETRY_AT)))
+            return hint; /* empty, or the add that ends a failed opening's wait */
     }
 #else
     (void)n;
@@ -643,7 +657,9 @@ static CLHEAP_INLINE void clheap_tier_take_finish(CLHEAP_GLOBAL clheap_u32 *h, c
             clheap_tier_list_run(h, o->run, c, o->blocks);
         if (o->hint) { /* a run used up at once is not installed: the next request opens one */
             int installs = o->run != CLHEAP_BM_FAIL && keep < total;
-            clheap_xchg64(o->hint, installs ? ((clheap_u64)(o->run + 1u) << 32) | keep : 0u);
+            /* no frames: a run's worth of requests go to the fallback before the next try */
+            clheap_u64 wait = o->run == CLHEAP_BM_FAIL ? CLHEAP_TIER_RETRY_AT - clheap_tier_run_slots(h, c) : 0u;
+            clheap_xchg64(o->hint, installs ? ((clheap_u64)(o->run + 1u) << 32) | keep : wait);
             if (installs)
                 clheap_store32(h + CLHEAP_HDR_RUNS_OPEN, 1u); /* a hint for clheap_tier_close_all */
         }
