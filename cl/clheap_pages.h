@@ -111,9 +111,9 @@
  * clheap_fence_acquire after its AND (cl/clheap_tier.h does both). A segment moved to
  * W passes through the mover's CAS (which reads every owner's OR) and a full fence
  * before its OR into W. A break hands frames from W to F: the breaker's clear of the W
- * bit reads the releases into W, then clheap_fence_release (a full fence on the devices,
- * so it also acquires what that clear read), then its OR into F, which the next taker's
- * AND reads before its clheap_fence_acquire. */
+ * bit reads the releases into W, then clheap_fence_release (an acquire too on the
+ * devices, cl/clheap_port.h, so it also acquires what that clear read), then its OR into
+ * F, which the next taker's AND reads before its clheap_fence_acquire. */
 
 #define CLHEAP_PAGES_SEGMENT 64u /* frames per segment: one container of F */
 

@@ -5,8 +5,9 @@
  * loops by both PoCL and NVIDIA, so loads are volatile (OpenCL) or atomic (C11).
  * Fences: OpenCL's mem_fence(CLK_GLOBAL_MEM_FENCE) is work-group scope on NVIDIA
  * (membar.cta); read_/write_mem_fence(CLK_GLOBAL_MEM_FENCE) are device scope
- * (membar.gl) there, which is what publishing a header to other work-groups needs; on
- * OpenCL C 2.0 and later the fences are device-scope atomic_work_item_fence (below). */
+ * (membar.gl) there, which is what publishing a header to other work-groups needs (with
+ * the PTX probe passed, fence.acq_rel.gpu, below); on OpenCL C 2.0 and later the fences
+ * are device-scope atomic_work_item_fence (below). */
 #ifndef CLHEAP_PORT_H
 #define CLHEAP_PORT_H
 
@@ -196,6 +197,13 @@ static CLHEAP_INLINE void clheap_fence_acquire(void)
  * locked CPU instruction, a full fence. Every caller has the heap's words in `h`. */
 #define clheap_fence_release() clheap_fence_by_atomic(h)
 #define clheap_fence_acquire() clheap_fence_by_atomic(h)
+#elif defined(CLHEAP_HAVE_PTX)
+/* NVIDIA lowers read_/write_mem_fence to membar.gl, an SC fence. The edges these two make
+ * are release/acquire ones (the C11 model below gives them no more), and PTX's
+ * fence.acq_rel.gpu, with the relaxed device-scope atomics around it, makes exactly those;
+ * the store-load rule has clheap_fence_full (cl/clheap_bitmap.h), which stays SC. */
+static CLHEAP_INLINE void clheap_fence_release(void) { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
+static CLHEAP_INLINE void clheap_fence_acquire(void) { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
 #else
 static CLHEAP_INLINE void clheap_fence_release(void) { write_mem_fence(CLK_GLOBAL_MEM_FENCE); }
 static CLHEAP_INLINE void clheap_fence_acquire(void) { read_mem_fence(CLK_GLOBAL_MEM_FENCE); }
@@ -244,9 +252,9 @@ typedef size_t clheap_size;
  * malloc or a free: tests/core_heap.c calls clheap_core_begin first):
  *   clheap_fence_release   every later atomic write of the operation (store, or
  *                          read-modify-write that writes) is a release; it is also an
- *                          acquire as below, since write_mem_fence is a full fence on the
- *                          devices clheap runs on (membar.gl on NVIDIA, a CPU fence on
- *                          PoCL). A free with no fence before the atomic that makes its
+ *                          acquire as below, since the devices' release fence is an
+ *                          acquire too (fence.acq_rel.gpu or membar.gl on NVIDIA, a CPU
+ *                          fence on PoCL). A free with no fence before the atomic that makes its
  *                          slot reusable leaves the payload's last writes unordered.
  *   clheap_fence_acquire   acquire re-loads of the words the operation's atomic reads
  *                          touched (the last CLHEAP_CORE_READS of them), which synchronise
