@@ -214,7 +214,7 @@
 
 #ifndef CLHEAP_PAGES_BEST_FIT_SEGMENTS
 /* Pools of at most this many segments (4096: 256 MiB of 1 KiB frames) place large
- * requests (more than a segment) by best fit over frames (clheap_pages_take_at: a
+ * requests (more than a segment) by best fit over frames (clheap_pages_take_region: a
  * scan of at most 64 words), larger pools first nearest the high end, where concurrent
  * takes spread over several containers (CLHEAP_PAGES_WIDTH_SEGMENTS), and by best fit
  * only when that finds nothing. Why the difference: in a small pool a large request is

@@ -311,57 +311,50 @@ static CLHEAP_INLINE int clheap_pages_claim_part(CLHEAP_GLOBAL clheap_u32 *h, cl
 /* Frames [first, first + m) (inside the pool), all or none: the segments at either end
  * by clheap_pages_claim_part (so an end segment may be whole, broken, or completed but
  * not yet moved to W: P2), the ones between from W. 1 if taken. Every request claims
- * its first segment, then its last, at one call site (the loop's, kept rolled), and a
- * failure rolls back at one site: compilers that inline every call (Mesa's rusticl)
- * copied each claim's bitmap updates once per site. In a warp whose frontier ranges
- * follow each other, a range's last segment is a neighbour's first, claimed (and its
- * rest put into F) in the round before. */
+ * its first segment at the same call site, then its last: in a warp whose frontier
+ * ranges follow each other, a range's last segment is a neighbour's first, claimed (and
+ * its rest put into F) just before. */
 static CLHEAP_INLINE CLHEAP_SLOW_CALL int clheap_pages_claim_frames(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 first, clheap_u32 m)
 {
     const clheap_u32 S = CLHEAP_PAGES_SEGMENT;
     clheap_u32 end = first + m, s0 = first / S, s1 = (end - 1u) / S, lo = first % S, hi = end - s1 * S;
-    clheap_u32 between = s1 > s0 + 1u ? s1 - s0 - 1u : 0u, ends = s0 == s1 ? 1u : 2u;
     clheap_u64 head = s0 == s1 ? clheap_ones64(m) << lo : ~clheap_ones64(lo), tail = clheap_ones64(hi);
-    int have_head = 0, have_between = 0;
-    CLHEAP_NO_UNROLL
-    for (clheap_u32 part = 0; part < ends; part++) {
-        if (!clheap_pages_claim_part(h, part ? s1 : s0, part ? tail : head))
-            break;
-        if (part + 1u == ends)
-            return 1;
-        have_head = 1;
-        if (between && !clheap_pages_claim_run(h, clheap_pages_segments_desc(h), s0 + 1u, between))
-            break;
-        have_between = between != 0u;
-    }
-    if (have_between)
-        clheap_pages_put(h, (s0 + 1u) * S, between * S);
-    if (have_head)
+    if (!clheap_pages_claim_part(h, s0, head))
+        return 0;
+    if (s0 == s1)
+        return 1;
+    if (s1 > s0 + 1u && !clheap_pages_claim_run(h, clheap_pages_segments_desc(h), s0 + 1u, s1 - s0 - 1u)) {
         clheap_pages_free_frames(h, s0, head);
-    return 0;
+        return 0;
+    }
+    if (!clheap_pages_claim_part(h, s1, tail)) {
+        clheap_pages_put(h, (s0 + 1u) * S, (s1 - s0 - 1u) * S);
+        clheap_pages_free_frames(h, s0, head);
+        return 0;
+    }
+    return 1;
 }
 
-/* The next range of m frames at a frontier (see take(m) above): after the low one
- * (m < 64), or before the high one; its first frame, or FAIL if it leaves the pool. */
-static CLHEAP_INLINE clheap_u32 clheap_pages_frontier_next(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 m, int high)
+/* m frames at a frontier (see take(m) above): after the low one (m < 64), or before the
+ * high one, up to CLHEAP_PAGES_FRONTIER_TRIES ranges. FAIL if none was free and in the
+ * pool. */
+static CLHEAP_INLINE clheap_u32 clheap_pages_take_frontier(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 m, int high)
 {
     clheap_u32 frames = h[CLHEAP_HDR_FRAME_COUNT];
-    if (high) {
-        clheap_u32 end = clheap_add32(h + CLHEAP_HDR_PAGES_HIGH_FRONTIER, 0u - m);
-        return end > frames || end < m ? CLHEAP_BM_FAIL : end - m;
-    }
-    clheap_u32 first = clheap_add32(h + CLHEAP_HDR_PAGES_LOW_FRONTIER, m);
-    return first >= frames || m > frames - first ? CLHEAP_BM_FAIL : first;
-}
-
-/* m frames at the low frontier, up to CLHEAP_PAGES_FRONTIER_TRIES ranges; FAIL if none
- * was free and in the pool. (The high one: clheap_pages_take_at.) */
-static CLHEAP_INLINE clheap_u32 clheap_pages_take_frontier(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 m)
-{
     CLHEAP_NO_UNROLL
     for (clheap_u32 t = 0; t < CLHEAP_PAGES_FRONTIER_TRIES; t++) {
-        clheap_u32 first = clheap_pages_frontier_next(h, m, 0);
-        if (first != CLHEAP_BM_FAIL && clheap_pages_claim_frames(h, first, m))
+        clheap_u32 first;
+        if (high) {
+            clheap_u32 end = clheap_add32(h + CLHEAP_HDR_PAGES_HIGH_FRONTIER, 0u - m);
+            first = end - m;
+            if (end > frames || end < m)
+                continue;
+        } else {
+            first = clheap_add32(h + CLHEAP_HDR_PAGES_LOW_FRONTIER, m);
+            if (first >= frames || m > frames - first)
+                continue;
+        }
+        if (clheap_pages_claim_frames(h, first, m))
             return first;
     }
     return CLHEAP_BM_FAIL;
@@ -490,7 +483,7 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_frames(CLHEAP_GLOBAL clheap_u3
         if (pass == 1u && step % 3u == (whole ? 2u : 0u) && !clheap_pages_have(h, m))
             return CLHEAP_BM_FAIL; /* the first pass found nothing, and the pool has not m free frames */
         if (breaks && step == 2u && !small) { /* once, when the first looks found no fit */
-            clheap_u32 first = clheap_pages_take_frontier(h, m);
+            clheap_u32 first = clheap_pages_take_frontier(h, m, 0);
             if (first != CLHEAP_BM_FAIL)
                 return first;
         }
@@ -694,78 +687,31 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_find_region(CLHEAP_GLOBAL clheap_u3
     return best;
 }
 
-/* m > 64 frames by a way that picks a first frame and claims [first, first + m) (one
- * claim site for both, see clheap_pages_claim_frames): before the high frontier (high =
- * 1, up to CLHEAP_PAGES_FRONTIER_TRIES ranges, see take(m) above), or at the top of the
- * best-fitting region (clheap_pages_find_region): the rest of the region stays one
- * stretch, and large requests stay towards the high end. At most `tries` scans
- * (concurrent takes collide); *none is set when a scan found no region at all, so that
- * no other way of taking m frames can succeed either.
- * Why the regions: whole segments alone, placed nearest the high end, left large
- * requests no room once churn had mixed sizes: C11 core, one thread, 32 MiB pool,
- * test_tier's mixed sizes 16 B - 1 MiB brought back to 75% of the pool after freeing
- * half, 3 rounds: NULLs in 36 of 50 seeds (largest free stretch 0.6 - 1.0 MB, 1 MiB
- * asked), 0 of 300 with this; 64 MiB, 8 rounds: 30 of 50, then 0 of 50. */
-static CLHEAP_INLINE clheap_u32 clheap_pages_take_at(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 m, int high,
-                                                     clheap_u32 tries, int *none)
+/* m > 64 frames at the top of the best-fitting region (clheap_pages_find_region): the
+ * rest of the region stays one stretch, and large requests stay towards the high end.
+ * At most `tries` scans (concurrent takes collide); *none is set when a scan found no
+ * region at all, so that no other way of taking m frames can succeed either.
+ * Why: whole segments alone, placed nearest the high end, left large requests no room
+ * once churn had mixed sizes: C11 core, one thread, 32 MiB pool, test_tier's mixed
+ * sizes 16 B - 1 MiB brought back to 75% of the pool after freeing half, 3 rounds:
+ * NULLs in 36 of 50 seeds (largest free stretch 0.6 - 1.0 MB, 1 MiB asked), 0 of 300
+ * with this; 64 MiB, 8 rounds: 30 of 50, then 0 of 50. */
+static CLHEAP_INLINE clheap_u32 clheap_pages_take_region(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 m, clheap_u32 tries,
+                                                         int *none)
 {
     *none = 0;
-    CLHEAP_NO_UNROLL
     for (clheap_u32 attempt = 0; attempt < tries; attempt++) {
-        clheap_u32 length, first = high ? clheap_pages_frontier_next(h, m, 1) : clheap_pages_find_region(h, m, &length);
-        if (first == CLHEAP_BM_FAIL && !high) {
+        clheap_u32 length;
+        clheap_u32 first = clheap_pages_find_region(h, m, &length);
+        if (first == CLHEAP_BM_FAIL) {
             *none = 1;
             return first;
         }
-        first += high ? 0u : length - m;
-        if (first != CLHEAP_BM_FAIL && clheap_pages_claim_frames(h, first, m))
+        first += length - m;
+        if (clheap_pages_claim_frames(h, first, m))
             return first;
     }
     return CLHEAP_BM_FAIL;
-}
-
-/* More than a segment's frames as whole segments (see clheap_pages_take_uncounted): a run
- * of them near an end, else anywhere; the unused frames of the last (small) or first
- * (large) segment go into F. *none is set when the pool has not that many free frames. */
-static CLHEAP_INLINE clheap_u32 clheap_pages_take_whole(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frames, clheap_u32 seed,
-                                                        int small, clheap_u32 near, clheap_u32 looks, int *none)
-{
-    clheap_u32 count = (frames + CLHEAP_PAGES_SEGMENT - 1u) / CLHEAP_PAGES_SEGMENT;
-    clheap_u32 seg = CLHEAP_BM_FAIL, wdesc = clheap_pages_segments_desc(h);
-    /* A container holds 64 / count such requests, so concurrent ones start over count
-     * times as many containers and look through a whole level-1 word before the scan
-     * of every segment (with the width of one-segment takes most requests of a burst of
-     * large ones ended in that scan). */
-    clheap_u32 width = clheap_pages_width(h), stop = 0u;
-    clheap_u32 from = near != CLHEAP_BM_FAIL ? near / CLHEAP_PAGES_SEGMENT / 64u : CLHEAP_BM_FAIL;
-    if (count <= 64u && small && looks && from < (h[wdesc + CLHEAP_BM_BITS] + 63u) / 128u)
-        seg = clheap_pages_take_fit(h, wdesc, count, 0, 0, seed, looks, 1u, &stop, from);
-    if (count <= 64u && seg == CLHEAP_BM_FAIL)
-        seg = clheap_pages_take_fit(h, wdesc, count, CLHEAP_PAGES_BY_ENDS && !small, width > 1u, seed, 64u,
-                                    width == 1u ? 1u : width * count < 64u ? width * count : 64u, &stop,
-                                    CLHEAP_BM_FAIL);
-    *none = seg == CLHEAP_BM_FAIL && !clheap_pages_have(h, frames); /* the scans below cannot find them */
-    if (*none)
-        return CLHEAP_BM_FAIL;
-    /* Longer than a container holds, or none near the end had room. A small-tier run goes
-     * on from where the look stopped, first fit: the best fit scans every segment, one
-     * dependent load per 64, and once the low end was fragmented that scan set the launch
-     * time of large pools (several times the first-fit time). */
-    if (seg == CLHEAP_BM_FAIL)
-        seg = clheap_pages_take_segments(h, count, seed, CLHEAP_PAGES_BY_ENDS && !small && count > 64u,
-                                         small && count <= 64u ? stop * 64u : CLHEAP_BM_FAIL);
-    if (seg == CLHEAP_BM_FAIL)
-        return seg;
-    clheap_u32 spare = count * CLHEAP_PAGES_SEGMENT - frames; /* the small tier's at the top, others' at the bottom */
-    if (spare) {
-        clheap_fence_release(); /* the hand-off from W to F (see the top of this file) */
-        clheap_pages_free_frames(h, small ? seg + count - 1u : seg,
-                                 small ? ~clheap_ones64(CLHEAP_PAGES_SEGMENT - spare) : clheap_ones64(spare));
-    }
-    clheap_u32 first = seg * CLHEAP_PAGES_SEGMENT + (small ? 0u : spare);
-    if (!small)
-        clheap_store32(h + CLHEAP_HDR_PAGES_HIGH_FRONTIER, first);
-    return first;
 }
 
 /* Takes `frames` contiguous frames; returns the first, or FAIL. Placement: from the low
@@ -774,13 +720,6 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_whole(CLHEAP_GLOBAL clheap_u32
  * half first looks, first fit, at `looks` containers of segments from the one holding
  * it. Why the low half: a hint's runs follow each other (cl/clheap_tier.h), and runs
  * that walked on to the high end would leave large requests there no whole piece.
- * A large request's ways, in steps around one site each for the whole segments and for
- * the ways that claim a picked range (clheap_pages_take_at): 0, in pools of at most
- * CLHEAP_PAGES_BEST_FIT_SEGMENTS segments, the best-fitting region; 1, unless it is
- * whole segments, the high frontier (whole segments leave no frames for others to fill;
- * in a small pool too, after the best fit: concurrent requests all pick the same region,
- * and the losers took two whole segments each for 65 frames, and got NULL with half the
- * pool free); 2, whole segments, then the regions again (the frames beside the runs).
  * Out of line (CLHEAP_OUTLINE): every path that opens a run, a block or a large
  * allocation reaches it, and inlined it was most of a kernel's code (docs/performance.md,
  * "Where TierAlloc's size comes from"). */
@@ -790,30 +729,64 @@ static CLHEAP_INLINE CLHEAP_OUTLINE clheap_u32 clheap_pages_take_uncounted(CLHEA
 {
     if (frames <= CLHEAP_PAGES_SEGMENT)
         return clheap_pages_take_frames(h, frames, seed, small);
-    int small_pool = h[clheap_pages_segments_desc(h) + CLHEAP_BM_BITS] <= CLHEAP_PAGES_BEST_FIT_SEGMENTS, none = 0;
-    CLHEAP_NO_UNROLL
-    for (clheap_u32 step = small ? 2u : small_pool ? 0u : 1u; step < 3u; step++) {
-        if (step == 0u && !clheap_pages_have(h, frames))
-            return CLHEAP_BM_FAIL; /* the scans below cannot find them */
-        if (step == 1u && frames % CLHEAP_PAGES_SEGMENT == 0u)
-            continue;
-        clheap_u32 f;
-        if (step == 2u) {
-            f = clheap_pages_take_whole(h, frames, seed, small, near, looks, &none);
-            if (f != CLHEAP_BM_FAIL || none || small)
+    clheap_u32 count = (frames + CLHEAP_PAGES_SEGMENT - 1u) / CLHEAP_PAGES_SEGMENT;
+    clheap_u32 seg = CLHEAP_BM_FAIL, wdesc = clheap_pages_segments_desc(h);
+    /* A container holds 64 / count such requests, so concurrent ones start over count
+     * times as many containers and look through a whole level-1 word before the scan
+     * of every segment (with the width of one-segment takes most requests of a burst of
+     * large ones ended in that scan). */
+    clheap_u32 width = clheap_pages_width(h), stop = 0u;
+    int none = 0;
+    if (!small) {
+        clheap_u32 f = CLHEAP_BM_FAIL;
+        if (h[wdesc + CLHEAP_BM_BITS] <= CLHEAP_PAGES_BEST_FIT_SEGMENTS) {
+            if (!clheap_pages_have(h, frames))
+                return CLHEAP_BM_FAIL; /* the scans below cannot find them */
+            f = clheap_pages_take_region(h, frames, CLHEAP_PAGES_REGION_TRIES, &none);
+            if (none)
                 return f;
         }
-        f = clheap_pages_take_at(h, frames, step == 1u,
-                                 step == 0u   ? CLHEAP_PAGES_REGION_TRIES
-                                 : step == 1u ? CLHEAP_PAGES_FRONTIER_TRIES
-                                              : CLHEAP_PAGES_RUN_TRIES,
-                                 &none);
-        if (f != CLHEAP_BM_FAIL && step == 2u)
-            clheap_store32(h + CLHEAP_HDR_PAGES_HIGH_FRONTIER, f);
-        if (f != CLHEAP_BM_FAIL || (step == 0u && none))
+        /* Whole segments leave no frames for others to fill. In a small pool too, after
+         * the best fit: concurrent requests all pick the same region, and the losers took
+         * two whole segments each for 65 frames, and got NULL with half the pool free. */
+        if (f == CLHEAP_BM_FAIL && frames % CLHEAP_PAGES_SEGMENT)
+            f = clheap_pages_take_frontier(h, frames, 1);
+        if (f != CLHEAP_BM_FAIL)
             return f;
     }
-    return CLHEAP_BM_FAIL;
+    clheap_u32 from = near != CLHEAP_BM_FAIL ? near / CLHEAP_PAGES_SEGMENT / 64u : CLHEAP_BM_FAIL;
+    if (count <= 64u && small && looks && from < (h[wdesc + CLHEAP_BM_BITS] + 63u) / 128u)
+        seg = clheap_pages_take_fit(h, wdesc, count, 0, 0, seed, looks, 1u, &stop, from);
+    if (count <= 64u && seg == CLHEAP_BM_FAIL)
+        seg = clheap_pages_take_fit(h, wdesc, count, CLHEAP_PAGES_BY_ENDS && !small, width > 1u, seed, 64u,
+                                    width == 1u ? 1u : width * count < 64u ? width * count : 64u, &stop,
+                                    CLHEAP_BM_FAIL);
+    if (seg == CLHEAP_BM_FAIL && !clheap_pages_have(h, frames))
+        return CLHEAP_BM_FAIL; /* the scans below cannot find them */
+    /* Longer than a container holds, or none near the end had room. A small-tier run goes
+     * on from where the look stopped, first fit: the best fit scans every segment, one
+     * dependent load per 64, and once the low end was fragmented that scan set the launch
+     * time of large pools (several times the first-fit time). */
+    if (seg == CLHEAP_BM_FAIL)
+        seg = clheap_pages_take_segments(h, count, seed, CLHEAP_PAGES_BY_ENDS && !small && count > 64u,
+                                         small && count <= 64u ? stop * 64u : CLHEAP_BM_FAIL);
+    clheap_u32 first = seg * CLHEAP_PAGES_SEGMENT;
+    if (seg == CLHEAP_BM_FAIL) { /* a large request may still fit with the frames beside the runs */
+        if (small)
+            return seg;
+        first = clheap_pages_take_region(h, frames, CLHEAP_PAGES_RUN_TRIES, &none);
+    } else {
+        clheap_u32 spare = count * CLHEAP_PAGES_SEGMENT - frames; /* the small tier's at the top, others' at the bottom */
+        if (spare) {
+            clheap_fence_release(); /* the hand-off from W to F (see the top of this file) */
+            clheap_pages_free_frames(h, small ? seg + count - 1u : seg,
+                                     small ? ~clheap_ones64(CLHEAP_PAGES_SEGMENT - spare) : clheap_ones64(spare));
+        }
+        first += small ? 0u : spare;
+    }
+    if (!small && first != CLHEAP_BM_FAIL)
+        clheap_store32(h + CLHEAP_HDR_PAGES_HIGH_FRONTIER, first);
+    return first;
 }
 
 /* Segments of group g (the 64 of W's container g) that may hold free frames: the whole
