@@ -254,8 +254,9 @@ typedef size_t clheap_size;
  *                          read-modify-write that writes) is a release; it is also an
  *                          acquire as below, since the devices' release fence is an
  *                          acquire too (fence.acq_rel.gpu or membar.gl on NVIDIA, a CPU
- *                          fence on PoCL). A free with no fence before the atomic that makes its
- *                          slot reusable leaves the payload's last writes unordered.
+ *                          fence on PoCL). A free with no fence before the atomic that
+ *                          makes its slot reusable leaves the payload's last writes
+ *                          unordered.
  *   clheap_fence_acquire   acquire re-loads of the words the operation's atomic reads
  *                          touched (the last CLHEAP_CORE_READS of them), which synchronise
  *                          with the releases that wrote them, as the device's fence after

@@ -86,10 +86,10 @@
  *   T2  a frame outside blocks has no reservable slot (allocation bitmap all ones), so a
  *       stale search can never reserve in it, and a run opens with its slots reserved;
  *   T3  a hint is 0, or a wait (no run; a count, see CLHEAP_TIER_RETRY_AT), or names
- *       a run (first frame + 1) and a count t; if t is below the
- *       run's RUN(c) * CAPACITY(c) slots, every block of the run from slot t on is a
- *       block of class c whose slots from t on are set (held for the hint); runs of
- *       distinct live hints do not share a block with unhanded slots.
+ *       a run (first frame + 1) and a count t; if t is below the run's RUN(c) *
+ *       CAPACITY(c) slots, every block of the run from slot t on is a block of class c
+ *       whose slots from t on are set (held for the hint); runs of distinct live hints
+ *       do not share a block with unhanded slots.
  *   T4  a block with a free slot that is not in its class's active bitmap is marked
  *       unsettled (so is an empty block not yet given back); a mark on a frame that
  *       starts no block, or a block settled since, is stale and harmless (a settler
@@ -657,8 +657,9 @@ static CLHEAP_INLINE void clheap_tier_take_finish(CLHEAP_GLOBAL clheap_u32 *h, c
             clheap_tier_list_run(h, o->run, c, o->blocks);
         if (o->hint) { /* a run used up at once is not installed: the next request opens one */
             int installs = o->run != CLHEAP_BM_FAIL && keep < total;
-            /* no frames: a run's worth of requests go to the fallback before the next try */
-            clheap_u64 wait = o->run == CLHEAP_BM_FAIL ? CLHEAP_TIER_RETRY_AT - clheap_tier_run_slots(h, c) : 0u;
+            /* no frames: a run's worth (total: a hint's run is RUN(c) blocks) of requests
+             * go to the fallback before the next try */
+            clheap_u64 wait = o->run == CLHEAP_BM_FAIL ? CLHEAP_TIER_RETRY_AT - total : 0u;
             clheap_xchg64(o->hint, installs ? ((clheap_u64)(o->run + 1u) << 32) | keep : wait);
             if (installs)
                 clheap_store32(h + CLHEAP_HDR_RUNS_OPEN, 1u); /* a hint for clheap_tier_close_all */
