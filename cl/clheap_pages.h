@@ -313,7 +313,10 @@ static CLHEAP_INLINE int clheap_pages_claim_part(CLHEAP_GLOBAL clheap_u32 *h, cl
  * not yet moved to W: P2), the ones between from W. 1 if taken. Every request claims
  * its first segment at the same call site, then its last: in a warp whose frontier
  * ranges follow each other, a range's last segment is a neighbour's first, claimed (and
- * its rest put into F) just before. */
+ * its rest put into F) just before. A claim that fails after the first segment gives
+ * back what it took, frames [first, taken), with one put: where every call is inlined
+ * (Mesa's rusticl), each release site was a copy of the bitmap updates, in each of the
+ * page tier's five claim sites. */
 static CLHEAP_INLINE CLHEAP_SLOW_CALL int clheap_pages_claim_frames(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 first, clheap_u32 m)
 {
     const clheap_u32 S = CLHEAP_PAGES_SEGMENT;
@@ -323,16 +326,13 @@ static CLHEAP_INLINE CLHEAP_SLOW_CALL int clheap_pages_claim_frames(CLHEAP_GLOBA
         return 0;
     if (s0 == s1)
         return 1;
-    if (s1 > s0 + 1u && !clheap_pages_claim_run(h, clheap_pages_segments_desc(h), s0 + 1u, s1 - s0 - 1u)) {
-        clheap_pages_free_frames(h, s0, head);
-        return 0;
-    }
-    if (!clheap_pages_claim_part(h, s1, tail)) {
-        clheap_pages_put(h, (s0 + 1u) * S, (s1 - s0 - 1u) * S);
-        clheap_pages_free_frames(h, s0, head);
-        return 0;
-    }
-    return 1;
+    clheap_u32 taken = s1 > s0 + 1u && !clheap_pages_claim_run(h, clheap_pages_segments_desc(h), s0 + 1u, s1 - s0 - 1u)
+                           ? (s0 + 1u) * S /* the first segment's part */
+                       : !clheap_pages_claim_part(h, s1, tail) ? s1 * S /* and the whole ones between */
+                                                                : first;
+    if (taken != first)
+        clheap_pages_put(h, first, taken - first);
+    return taken == first;
 }
 
 /* m frames at a frontier (see take(m) above): after the low one (m < 64), or before the
