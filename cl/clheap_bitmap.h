@@ -107,13 +107,21 @@ static CLHEAP_INLINE clheap_u32 clheap_pick_bit(clheap_u64 v, clheap_u32 r)
     return (clheap_ctz64(clheap_rotr64(v, r)) + r) & 63u;
 }
 
+/* Container `index` of level 0, which starts at the bitmap's first container (the host
+ * writes it so, and the heap check verifies it): one header load where a level's address
+ * takes two. Only for a level that is 0 where it is written: a select in the climbing
+ * loops (clheap_bm_set_at) made NVIDIA's frees slower (docs/performance.md). */
+static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u64 *clheap_bm_level0(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc,
+                                                                clheap_u32 index)
+{
+    return (CLHEAP_GLOBAL clheap_u64 *)(h + (clheap_size)h[desc + CLHEAP_BM_UNIT] * 4u) + index;
+}
+
 static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u64 *clheap_bm_container(CLHEAP_GLOBAL clheap_u32 *h,
                                                                    clheap_u32 desc, clheap_u32 level,
                                                                    clheap_u32 index)
 {
-    CLHEAP_GLOBAL clheap_u64 *base =
-        (CLHEAP_GLOBAL clheap_u64 *)(h + (clheap_size)h[desc + CLHEAP_BM_UNIT] * 4u);
-    return base + h[desc + CLHEAP_BM_LEVEL0 + level] + index;
+    return clheap_bm_level0(h, desc, h[desc + CLHEAP_BM_LEVEL0 + level] + index);
 }
 
 #if CLHEAP_FAST_BUILD
@@ -198,7 +206,7 @@ static CLHEAP_INLINE int clheap_bm_try_set(CLHEAP_GLOBAL clheap_u32 *h, clheap_u
 static CLHEAP_INLINE clheap_u64 clheap_bm_clear_bits(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc, clheap_u32 c,
                                                      clheap_u64 mask)
 {
-    clheap_u64 old = clheap_and64(clheap_bm_container(h, desc, 0u, c), ~mask);
+    clheap_u64 old = clheap_and64(clheap_bm_level0(h, desc, c), ~mask);
     if (old == mask) {
         clheap_fence_full();
         clheap_bm_clear_above(h, desc, 0u, c);
@@ -215,7 +223,7 @@ static CLHEAP_INLINE int clheap_bm_try_clear(CLHEAP_GLOBAL clheap_u32 *h, clheap
 
 static CLHEAP_INLINE int clheap_bm_get(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc, clheap_u32 pos)
 {
-    return (int)((clheap_load64(clheap_bm_container(h, desc, 0u, pos >> 6)) >> (pos & 63u)) & 1u);
+    return (int)((clheap_load64(clheap_bm_level0(h, desc, pos >> 6)) >> (pos & 63u)) & 1u);
 }
 
 #define CLHEAP_BM_STALE (CLHEAP_BM_FAIL - 1u) /* a descent met a stale hint (and repaired it) */
@@ -316,7 +324,7 @@ static CLHEAP_INLINE clheap_u32 clheap_bm_sweep(CLHEAP_GLOBAL clheap_u32 *h, clh
     clheap_u32 visits = clheap_bm_sweep_span(h, desc, seed, max_containers, &start, &containers);
     for (clheap_u32 i = 0; i < visits; i++) {
         clheap_u32 c = (start + i) % containers;
-        for (clheap_u64 v = clheap_load64(clheap_bm_container(h, desc, 0u, c)); v;) {
+        for (clheap_u64 v = clheap_load64(clheap_bm_level0(h, desc, c)); v;) {
             clheap_u32 pos = c * 64u + clheap_ctz64(v);
             if (!clear)
                 return pos;
@@ -352,7 +360,7 @@ static CLHEAP_INLINE clheap_u32 clheap_bm_take_run_in(CLHEAP_GLOBAL clheap_u32 *
         aligned |= (clheap_u64)1 << k;
     clheap_u64 ones = clheap_ones64(count);
 #if CLHEAP_ATOMICS64
-    CLHEAP_GLOBAL clheap_u64 *word = clheap_bm_container(h, desc, 0u, c);
+    CLHEAP_GLOBAL clheap_u64 *word = clheap_bm_level0(h, desc, c);
 #endif
     for (int retry = 0; retry < 4 && v; retry++) {
         /* starts: bit i set iff bits i .. i+count-1 are all set */
@@ -417,7 +425,7 @@ static CLHEAP_INLINE clheap_u32 clheap_bm_sweep_run(CLHEAP_GLOBAL clheap_u32 *h,
     clheap_u32 visits = clheap_bm_sweep_span(h, desc, seed, max_containers, &start, &containers);
     for (clheap_u32 i = 0; i < visits; i++) {
         clheap_u32 c = (start + i) % containers;
-        clheap_u64 v = clheap_load64(clheap_bm_container(h, desc, 0u, c));
+        clheap_u64 v = clheap_load64(clheap_bm_level0(h, desc, c));
         clheap_u32 pos = v ? clheap_bm_take_run_in(h, desc, c, v, count, fit) : CLHEAP_BM_FAIL;
         if (pos != CLHEAP_BM_FAIL)
             return pos;
@@ -429,7 +437,7 @@ static CLHEAP_INLINE clheap_u32 clheap_bm_sweep_run(CLHEAP_GLOBAL clheap_u32 *h,
 static CLHEAP_INLINE void clheap_bm_put_bits(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc, clheap_u32 c,
                                              clheap_u64 bits)
 {
-    clheap_u64 old = clheap_or64(clheap_bm_container(h, desc, 0u, c), bits);
+    clheap_u64 old = clheap_or64(clheap_bm_level0(h, desc, c), bits);
     if (clheap_bm_was_empty(old, bits) && h[desc + CLHEAP_BM_LEVELS] > 1u) {
         clheap_fence_full();
         clheap_bm_set_at(h, desc, 1u, c);

@@ -291,12 +291,12 @@ static CLHEAP_INLINE clheap_u64 clheap_block_reserve(CLHEAP_GLOBAL clheap_u32 *h
 static CLHEAP_INLINE void clheap_block_list_bits(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 container,
                                                  clheap_u64 bits)
 {
-    clheap_or64(clheap_bm_container(h, CLHEAP_BM_ALLOCATED(c), 0u, container), bits);
+    clheap_or64(clheap_bm_level0(h, CLHEAP_BM_ALLOCATED(c), container), bits);
 }
 
 static CLHEAP_INLINE void clheap_block_unlist(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 frame)
 {
-    clheap_and64(clheap_bm_container(h, CLHEAP_BM_ALLOCATED(c), 0u, frame >> 6), ~((clheap_u64)1 << (frame & 63u)));
+    clheap_and64(clheap_bm_level0(h, CLHEAP_BM_ALLOCATED(c), frame >> 6), ~((clheap_u64)1 << (frame & 63u)));
 }
 
 /* Returns a block's frames to the free-frame bitmap once it is empty and invalidated.
@@ -358,7 +358,7 @@ static CLHEAP_INLINE CLHEAP_SLOW_CALL void clheap_block_after_release(CLHEAP_GLO
  * result nobody waits for. */
 static CLHEAP_INLINE void clheap_block_mark_unsettled(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame)
 {
-    clheap_or64(clheap_bm_container(h, CLHEAP_BM_UNSETTLED(h[CLHEAP_HDR_CLASS_COUNT]), 0u, frame >> 6),
+    clheap_or64(clheap_bm_level0(h, CLHEAP_BM_UNSETTLED(h[CLHEAP_HDR_CLASS_COUNT]), frame >> 6),
                 (clheap_u64)1 << (frame & 63u));
 }
 

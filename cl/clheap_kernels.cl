@@ -91,7 +91,7 @@ __kernel void clheap_collect_blocks(__global clheap_heap *heap, uint c, __global
     uint desc = CLHEAP_BM_ALLOCATED(c);
     if (i >= (h[desc + CLHEAP_BM_BITS] + 63u) / 64u)
         return;
-    ulong v = clheap_load64(clheap_bm_container(h, desc, 0u, i));
+    ulong v = clheap_load64(clheap_bm_level0(h, desc, i));
     while (v) {
         uint frame = i * 64u + clheap_ctz64(v);
         v &= v - 1u;

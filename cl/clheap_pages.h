@@ -172,7 +172,7 @@ static CLHEAP_INLINE clheap_u64 clheap_pages_tight_fits(clheap_u64 v, clheap_u32
  * segment, moves it to W (see release above). */
 static CLHEAP_INLINE void clheap_pages_free_frames(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 s, clheap_u64 bits)
 {
-    CLHEAP_GLOBAL clheap_u64 *word = clheap_bm_container(h, CLHEAP_BM_FREE, 0u, s);
+    CLHEAP_GLOBAL clheap_u64 *word = clheap_bm_level0(h, CLHEAP_BM_FREE, s);
     clheap_u64 old = clheap_or64(word, bits);
     if (clheap_bm_was_empty(old, bits) && h[CLHEAP_BM_FREE + CLHEAP_BM_LEVELS] > 1u) {
         clheap_fence_full();
@@ -397,7 +397,7 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_fit(CLHEAP_GLOBAL clheap_u32 *
     if (c >= containers)
         return CLHEAP_BM_FAIL;
     if (from != CLHEAP_BM_FAIL && levels <= 1u)
-        v = clheap_load64(clheap_bm_container(h, desc, 0u, c));
+        v = clheap_load64(clheap_bm_level0(h, desc, c));
     clheap_u32 r = clheap_hash32(seed) >> 26;
     /* The next containers come from the level-1 words' bits (the containers not empty). */
     clheap_u32 word = c >> 6;
@@ -412,7 +412,7 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_fit(CLHEAP_GLOBAL clheap_u32 *
         }
         if (c >= containers)
             return CLHEAP_BM_FAIL;
-        v = clheap_load64(clheap_bm_container(h, desc, 0u, c)); /* the descent's, or the one skipped to */
+        v = clheap_load64(clheap_bm_level0(h, desc, c)); /* the descent's, or the one skipped to */
     }
     for (clheap_u32 seen = 0;;) {
         *stop = c;
@@ -447,7 +447,7 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_fit(CLHEAP_GLOBAL clheap_u32 *
         c = word * 64u + b;
         if (c >= containers)
             return CLHEAP_BM_FAIL;
-        v = clheap_load64(clheap_bm_container(h, desc, 0u, c));
+        v = clheap_load64(clheap_bm_level0(h, desc, c));
     }
 }
 
@@ -547,7 +547,7 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_find_run(CLHEAP_GLOBAL clheap_u32 *
     clheap_u32 run_start = 0, run = 0, best = CLHEAP_BM_FAIL, best_length = 0xffffffffu;
     for (clheap_u32 step = 0; step <= containers; step++) {
         clheap_u32 c = (c0 + step) % containers;
-        clheap_u64 v = clheap_load64(clheap_bm_container(h, desc, 0u, c));
+        clheap_u64 v = clheap_load64(clheap_bm_level0(h, desc, c));
         v = step == 0u ? v & ~below : step == containers ? v & below : v; /* c0 is split in two */
         if (c == 0u) { /* the pool's end ends a run */
             if (run >= count && (highest || run < best_length)) {
@@ -637,7 +637,7 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_take_segments(CLHEAP_GLOBAL clheap_
  * far a run of whole free segments beside it extends into it. */
 static CLHEAP_INLINE clheap_u32 clheap_pages_edge_frames(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 s, int top)
 {
-    clheap_u64 taken = ~clheap_load64(clheap_bm_container(h, CLHEAP_BM_FREE, 0u, s));
+    clheap_u64 taken = ~clheap_load64(clheap_bm_level0(h, CLHEAP_BM_FREE, s));
     if (!taken)
         return CLHEAP_PAGES_SEGMENT; /* a completed segment not yet moved to W (P2) */
     return top ? 63u - clheap_msb64(taken) : clheap_ctz64(taken);
@@ -657,7 +657,7 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_find_region(CLHEAP_GLOBAL clheap_u3
     clheap_u32 best = CLHEAP_BM_FAIL, run_start = 0u, run = 0u;
     *length = 0xffffffffu;
     for (clheap_u32 c = 0; c <= containers; c++) {
-        clheap_u64 v = c < containers ? clheap_load64(clheap_bm_container(h, desc, 0u, c)) : 0u;
+        clheap_u64 v = c < containers ? clheap_load64(clheap_bm_level0(h, desc, c)) : 0u;
         for (clheap_u32 b = 0; b < 64u;) {
             clheap_u64 rest = v >> b;
             if (rest & 1u) { /* a run goes on */
@@ -795,7 +795,7 @@ static CLHEAP_INLINE CLHEAP_OUTLINE clheap_u32 clheap_pages_take_uncounted(CLHEA
  * F has no level 1. */
 static CLHEAP_INLINE clheap_u64 clheap_pages_group_maybe(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 g, clheap_u64 *whole)
 {
-    *whole = clheap_load64(clheap_bm_container(h, clheap_pages_segments_desc(h), 0u, g));
+    *whole = clheap_load64(clheap_bm_level0(h, clheap_pages_segments_desc(h), g));
     int broken_level = h[CLHEAP_BM_FREE + CLHEAP_BM_LEVELS] > 1u;
     return *whole | (broken_level ? clheap_load64(clheap_bm_container(h, CLHEAP_BM_FREE, 1u, g)) : ~(clheap_u64)0);
 }
@@ -841,7 +841,7 @@ static CLHEAP_INLINE clheap_u32 clheap_pages_find_stretch(CLHEAP_GLOBAL clheap_u
                 run = 0u; /* a segment with no free frame lies between */
             next = s + 1u;
             clheap_u64 v = (whole >> (s % 64u)) & 1u ? ~(clheap_u64)0
-                                                     : clheap_load64(clheap_bm_container(h, CLHEAP_BM_FREE, 0u, s));
+                                                     : clheap_load64(clheap_bm_level0(h, CLHEAP_BM_FREE, s));
             if (!run)
                 start = s * CLHEAP_PAGES_SEGMENT;
             if (!~v) { /* whole (or completed, P2) */

@@ -351,7 +351,7 @@ static CLHEAP_INLINE CLHEAP_SLOW_CALL void clheap_tier_settle_block(CLHEAP_GLOBA
  * exchange (so each mark has one settler). */
 static CLHEAP_INLINE void clheap_tier_settle_container(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 k)
 {
-    CLHEAP_GLOBAL clheap_u64 *word = clheap_bm_container(h, CLHEAP_BM_UNSETTLED(h[CLHEAP_HDR_CLASS_COUNT]), 0u, k);
+    CLHEAP_GLOBAL clheap_u64 *word = clheap_bm_level0(h, CLHEAP_BM_UNSETTLED(h[CLHEAP_HDR_CLASS_COUNT]), k);
     if (!clheap_load64(word))
         return;
     clheap_u64 bits = clheap_xchg64(word, 0);
