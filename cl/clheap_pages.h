@@ -168,35 +168,60 @@ static CLHEAP_INLINE clheap_u64 clheap_pages_tight_fits(clheap_u64 v, clheap_u32
     return (left & right) ? left & right : left | right;
 }
 
-/* Gives frames of segment s (bits of its F container) back; if that completes the
- * segment, moves it to W (see release above). */
-static CLHEAP_INLINE void clheap_pages_free_frames(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 s, clheap_u64 bits)
+/* ORs frames `bits` of segment s back into its F container `word`, and the bit above it
+ * if the container was empty; returns what the OR found. */
+static CLHEAP_INLINE clheap_u64 clheap_pages_or_free(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL clheap_u64 *word,
+                                                     clheap_u32 s, clheap_u64 bits)
 {
-    CLHEAP_GLOBAL clheap_u64 *word = clheap_bm_level0(h, CLHEAP_BM_FREE, s);
     clheap_u64 old = clheap_or64(word, bits);
     if (clheap_bm_was_empty(old, bits) && h[CLHEAP_BM_FREE + CLHEAP_BM_LEVELS] > 1u) {
         clheap_fence_full();
         clheap_bm_set_at(h, CLHEAP_BM_FREE, 1u, s);
     }
-    if ((old | bits) != ~(clheap_u64)0)
-        return;
-#if CLHEAP_ATOMICS64
-    if (clheap_cas64(word, ~(clheap_u64)0, 0) != ~(clheap_u64)0)
-        return;
-#else
-    /* W3: an AND takes the whole segment; one that found frames gone gives back what it
-     * took, without trying the move again (the segment may stay all ones in F: P2). */
-    clheap_u64 took = clheap_and64(word, 0);
-    if (took != ~(clheap_u64)0) {
-        if (took)
-            clheap_bm_put_bits(h, CLHEAP_BM_FREE, s, took);
-        return;
-    }
-#endif
-    clheap_fence_full(); /* the owners' frames, read through the CAS, before W shows them */
+    return old;
+}
+
+/* Moves segment s, whose completed F container this work-item took whole, to W. */
+static CLHEAP_INLINE void clheap_pages_move_whole(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 s)
+{
+    clheap_fence_full(); /* the owners' frames, read through the take, before W shows them */
     clheap_bm_clear_above(h, CLHEAP_BM_FREE, 0u, s);
     clheap_bm_set_at(h, clheap_pages_segments_desc(h), 0u, s);
 }
+
+/* Gives frames of segment s (bits of its F container) back; if that completes the
+ * segment, moves it to W (see release above): a CAS from all ones to 0 takes it. */
+#if CLHEAP_ATOMICS64
+static CLHEAP_INLINE void clheap_pages_free_frames(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 s, clheap_u64 bits)
+{
+    CLHEAP_GLOBAL clheap_u64 *word = clheap_bm_level0(h, CLHEAP_BM_FREE, s);
+    clheap_u64 old = clheap_pages_or_free(h, word, s, bits);
+    if ((old | bits) == ~(clheap_u64)0 && clheap_cas64(word, ~(clheap_u64)0, 0) == ~(clheap_u64)0)
+        clheap_pages_move_whole(h, s);
+}
+#else
+/* On split words (W3) an AND takes the completed segment; one that found frames gone gives
+ * back what it took with the loop's second OR, without trying the move again (the segment
+ * may stay all ones in F: P2). Why one OR site: where every call is inlined (Mesa's
+ * rusticl), the give-back was a second copy of the OR and its climb in each of this
+ * function's many copies (docs/design.md, "Devices without 64-bit atomics"). */
+static CLHEAP_INLINE void clheap_pages_free_frames(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 s, clheap_u64 bits)
+{
+    CLHEAP_GLOBAL clheap_u64 *word = clheap_bm_level0(h, CLHEAP_BM_FREE, s);
+    for (int pass = 0; pass < 2; pass++) {
+        clheap_u64 old = clheap_pages_or_free(h, word, s, bits);
+        if (pass || (old | bits) != ~(clheap_u64)0)
+            return;
+        bits = clheap_and64(word, 0); /* what the AND took */
+        if (bits == ~(clheap_u64)0) {
+            clheap_pages_move_whole(h, s);
+            return;
+        }
+        if (!bits)
+            return;
+    }
+}
+#endif
 
 /* Takes the bits of mask in container c of desc if all of them are set: one AND clears
  * them; if it found some already gone, the ones it cleared go back (into F with the move
