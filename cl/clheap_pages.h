@@ -168,15 +168,16 @@ static CLHEAP_INLINE clheap_u64 clheap_pages_tight_fits(clheap_u64 v, clheap_u32
     return (left & right) ? left & right : left | right;
 }
 
-/* ORs frames `bits` of segment s back into its F container `word`, and the bit above it
- * if the container was empty; returns what the OR found. */
-static CLHEAP_INLINE clheap_u64 clheap_pages_or_free(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL clheap_u64 *word,
-                                                     clheap_u32 s, clheap_u64 bits)
+/* ORs `bits` into level-0 container c of desc, at `word` (F's for a segment's frames, W's
+ * for a whole segment's bit), and while the containers it lands in were empty the bits
+ * above; returns what the OR found (clheap_bm_put_bits, with the address and the result). */
+static CLHEAP_INLINE clheap_u64 clheap_pages_or_free(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc,
+                                                     CLHEAP_GLOBAL clheap_u64 *word, clheap_u32 c, clheap_u64 bits)
 {
     clheap_u64 old = clheap_or64(word, bits);
-    if (clheap_bm_was_empty(old, bits) && h[CLHEAP_BM_FREE + CLHEAP_BM_LEVELS] > 1u) {
+    if (clheap_bm_was_empty(old, bits) && h[desc + CLHEAP_BM_LEVELS] > 1u) {
         clheap_fence_full();
-        clheap_bm_set_at(h, CLHEAP_BM_FREE, 1u, s);
+        clheap_bm_set_at(h, desc, 1u, c);
     }
     return old;
 }
@@ -195,30 +196,36 @@ static CLHEAP_INLINE void clheap_pages_move_whole(CLHEAP_GLOBAL clheap_u32 *h, c
 static CLHEAP_INLINE void clheap_pages_free_frames(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 s, clheap_u64 bits)
 {
     CLHEAP_GLOBAL clheap_u64 *word = clheap_bm_level0(h, CLHEAP_BM_FREE, s);
-    clheap_u64 old = clheap_pages_or_free(h, word, s, bits);
+    clheap_u64 old = clheap_pages_or_free(h, CLHEAP_BM_FREE, word, s, bits);
     if ((old | bits) == ~(clheap_u64)0 && clheap_cas64(word, ~(clheap_u64)0, 0) == ~(clheap_u64)0)
         clheap_pages_move_whole(h, s);
 }
 #else
-/* On split words (W3) an AND takes the completed segment; one that found frames gone gives
- * back what it took with the loop's second OR, without trying the move again (the segment
- * may stay all ones in F: P2). Why one OR site: where every call is inlined (Mesa's
- * rusticl), the give-back was a second copy of the OR and its climb in each of this
- * function's many copies (docs/design.md, "Devices without 64-bit atomics"). */
+/* On split words (W3) an AND takes the completed segment. The loop's second OR does the
+ * rest: the segment's bit into W after a whole take, or, where the AND found frames gone,
+ * what it took back into F, without trying the move again (the segment may stay all ones
+ * in F: P2). Why one OR site: where every call is inlined (Mesa's rusticl), each of this
+ * function's many copies carried three ORs with their climbs (docs/design.md, "Devices
+ * without 64-bit atomics"). */
 static CLHEAP_INLINE void clheap_pages_free_frames(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 s, clheap_u64 bits)
 {
-    CLHEAP_GLOBAL clheap_u64 *word = clheap_bm_level0(h, CLHEAP_BM_FREE, s);
+    CLHEAP_GLOBAL clheap_u64 *free_word = clheap_bm_level0(h, CLHEAP_BM_FREE, s), *word = free_word;
+    clheap_u32 desc = CLHEAP_BM_FREE, c = s;
     for (int pass = 0; pass < 2; pass++) {
-        clheap_u64 old = clheap_pages_or_free(h, word, s, bits);
+        clheap_u64 old = clheap_pages_or_free(h, desc, word, c, bits);
         if (pass || (old | bits) != ~(clheap_u64)0)
             return;
-        bits = clheap_and64(word, 0); /* what the AND took */
-        if (bits == ~(clheap_u64)0) {
-            clheap_pages_move_whole(h, s);
-            return;
-        }
+        bits = clheap_and64(free_word, 0); /* what the AND took */
         if (!bits)
             return;
+        if (bits == ~(clheap_u64)0) { /* whole: the next OR sets its bit in W */
+            clheap_fence_full(); /* the owners' frames, read through the AND, before W shows them */
+            clheap_bm_clear_above(h, CLHEAP_BM_FREE, 0u, s);
+            desc = clheap_pages_segments_desc(h);
+            c = s >> 6;
+            word = clheap_bm_level0(h, desc, c);
+            bits = (clheap_u64)1 << (s & 63u);
+        }
     }
 }
 #endif
