@@ -433,15 +433,25 @@ static CLHEAP_INLINE clheap_u32 clheap_bm_sweep_run(CLHEAP_GLOBAL clheap_u32 *h,
     return CLHEAP_BM_FAIL;
 }
 
-/* Sets a run of count bits inside one container (the inverse of try_take_run). */
-static CLHEAP_INLINE void clheap_bm_put_bits(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc, clheap_u32 c,
-                                             clheap_u64 bits)
+/* Sets bits of level-0 container c, whose address is `word`, and while the containers it
+ * lands in were empty the bits above (clheap_bm_set_at's climb from level 1); returns the
+ * container's previous value. */
+static CLHEAP_INLINE clheap_u64 clheap_bm_put_bits_at(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc,
+                                                      CLHEAP_GLOBAL clheap_u64 *word, clheap_u32 c, clheap_u64 bits)
 {
-    clheap_u64 old = clheap_or64(clheap_bm_level0(h, desc, c), bits);
+    clheap_u64 old = clheap_or64(word, bits);
     if (clheap_bm_was_empty(old, bits) && h[desc + CLHEAP_BM_LEVELS] > 1u) {
         clheap_fence_full();
         clheap_bm_set_at(h, desc, 1u, c);
     }
+    return old;
+}
+
+/* Sets a run of count bits inside one container (the inverse of try_take_run). */
+static CLHEAP_INLINE void clheap_bm_put_bits(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc, clheap_u32 c,
+                                             clheap_u64 bits)
+{
+    clheap_bm_put_bits_at(h, desc, clheap_bm_level0(h, desc, c), c, bits);
 }
 
 static CLHEAP_INLINE void clheap_bm_put_run(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc, clheap_u32 pos,

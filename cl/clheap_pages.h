@@ -168,37 +168,18 @@ static CLHEAP_INLINE clheap_u64 clheap_pages_tight_fits(clheap_u64 v, clheap_u32
     return (left & right) ? left & right : left | right;
 }
 
-/* ORs `bits` into level-0 container c of desc, at `word` (F's for a segment's frames, W's
- * for a whole segment's bit), and while the containers it lands in were empty the bits
- * above; returns what the OR found (clheap_bm_put_bits, with the address and the result). */
-static CLHEAP_INLINE clheap_u64 clheap_pages_or_free(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 desc,
-                                                     CLHEAP_GLOBAL clheap_u64 *word, clheap_u32 c, clheap_u64 bits)
-{
-    clheap_u64 old = clheap_or64(word, bits);
-    if (clheap_bm_was_empty(old, bits) && h[desc + CLHEAP_BM_LEVELS] > 1u) {
-        clheap_fence_full();
-        clheap_bm_set_at(h, desc, 1u, c);
-    }
-    return old;
-}
-
-/* Moves segment s, whose completed F container this work-item took whole, to W. */
-static CLHEAP_INLINE void clheap_pages_move_whole(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 s)
-{
-    clheap_fence_full(); /* the owners' frames, read through the take, before W shows them */
-    clheap_bm_clear_above(h, CLHEAP_BM_FREE, 0u, s);
-    clheap_bm_set_at(h, clheap_pages_segments_desc(h), 0u, s);
-}
-
 /* Gives frames of segment s (bits of its F container) back; if that completes the
  * segment, moves it to W (see release above): a CAS from all ones to 0 takes it. */
 #if CLHEAP_ATOMICS64
 static CLHEAP_INLINE void clheap_pages_free_frames(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 s, clheap_u64 bits)
 {
     CLHEAP_GLOBAL clheap_u64 *word = clheap_bm_level0(h, CLHEAP_BM_FREE, s);
-    clheap_u64 old = clheap_pages_or_free(h, CLHEAP_BM_FREE, word, s, bits);
-    if ((old | bits) == ~(clheap_u64)0 && clheap_cas64(word, ~(clheap_u64)0, 0) == ~(clheap_u64)0)
-        clheap_pages_move_whole(h, s);
+    clheap_u64 old = clheap_bm_put_bits_at(h, CLHEAP_BM_FREE, word, s, bits);
+    if ((old | bits) != ~(clheap_u64)0 || clheap_cas64(word, ~(clheap_u64)0, 0) != ~(clheap_u64)0)
+        return;
+    clheap_fence_full(); /* the owners' frames, read through the CAS, before W shows them */
+    clheap_bm_clear_above(h, CLHEAP_BM_FREE, 0u, s);
+    clheap_bm_set_at(h, clheap_pages_segments_desc(h), 0u, s);
 }
 #else
 /* On split words (W3) an AND takes the completed segment. The loop's second OR does the
@@ -212,7 +193,7 @@ static CLHEAP_INLINE void clheap_pages_free_frames(CLHEAP_GLOBAL clheap_u32 *h, 
     CLHEAP_GLOBAL clheap_u64 *free_word = clheap_bm_level0(h, CLHEAP_BM_FREE, s), *word = free_word;
     clheap_u32 desc = CLHEAP_BM_FREE, c = s;
     for (int pass = 0; pass < 2; pass++) {
-        clheap_u64 old = clheap_pages_or_free(h, desc, word, c, bits);
+        clheap_u64 old = clheap_bm_put_bits_at(h, desc, word, c, bits);
         if (pass || (old | bits) != ~(clheap_u64)0)
             return;
         bits = clheap_and64(free_word, 0); /* what the AND took */
@@ -358,10 +339,11 @@ static CLHEAP_INLINE CLHEAP_SLOW_CALL int clheap_pages_claim_frames(CLHEAP_GLOBA
         return 0;
     if (s0 == s1)
         return 1;
-    clheap_u32 taken = s1 > s0 + 1u && !clheap_pages_claim_run(h, clheap_pages_segments_desc(h), s0 + 1u, s1 - s0 - 1u)
-                           ? (s0 + 1u) * S /* the first segment's part */
-                       : !clheap_pages_claim_part(h, s1, tail) ? s1 * S /* and the whole ones between */
-                                                                : first;
+    clheap_u32 taken = first; /* a failure gives back [first, taken) */
+    if (s1 > s0 + 1u && !clheap_pages_claim_run(h, clheap_pages_segments_desc(h), s0 + 1u, s1 - s0 - 1u))
+        taken = (s0 + 1u) * S; /* the first segment's part */
+    else if (!clheap_pages_claim_part(h, s1, tail))
+        taken = s1 * S; /* and the whole segments between */
     if (taken != first)
         clheap_pages_put(h, first, taken - first);
     return taken == first;
