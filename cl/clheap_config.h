@@ -303,6 +303,21 @@
 #define CLHEAP_TIER_PIECES_POOL_FRAMES (1u << 21)
 #endif
 
+/* ---- read by host/heap.c ---- */
+
+/* NVIDIA's register cap for TierAlloc's programs: in warp-coalesced builds (NVIDIA), a
+ * program that uses a TierAlloc heap is built with -cl-nv-maxrregcount=this, unless the
+ * options given to clheap_heap_build_program name a cap of their own; 0: no cap. Why:
+ * inline at each site, TierAlloc's warp malloc (its rare paths included) needs most of
+ * the 255 registers a work-item may have, so an SM holds one 256-item work-group of a
+ * kernel that calls it, and a kernel that mallocs and frees in a loop spends its time
+ * waiting on memory with few warps to hide it. At 128 an SM holds two such groups; below
+ * 128 the spills cost more than the extra warps give (docs/performance.md, "TierAlloc's
+ * registers"). BlockAlloc's kernels need fewer than 128 and get no cap. */
+#ifndef CLHEAP_NV_MAX_REGISTERS
+#define CLHEAP_NV_MAX_REGISTERS 128
+#endif
+
 /* ---- read by host/heap_layout.c ---- */
 
 /* TierAlloc's runs (cl/clheap_tier.h): blocks opened together for one hint, up to

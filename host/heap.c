@@ -281,14 +281,27 @@ clheap_allocator clheap_heap_allocator(const clheap_heap *heap)
     return allocator;
 }
 
-/* The options, for a heap being created (not registered yet) or a live one. */
-static clheap_status write_build_options(const clheap_heap *heap, char *buf, size_t len)
+/* NVIDIA's register cap for the heap's programs (CLHEAP_NV_MAX_REGISTERS), or 0: TierAlloc
+ * in warp-coalesced builds, unless the user's options name a cap. */
+static unsigned register_cap(const clheap_heap *heap, const char *user_options)
 {
-    int n = snprintf(buf, len, "-DCLHEAP_ALLOCATOR=%d%s%s%s%s", (int)heap->config.allocator,
+    int named = user_options && strstr(user_options, "-cl-nv-maxrregcount");
+    return heap->config.allocator == CLHEAP_TIER_ALLOC && heap->warp_coalescing && !named ? CLHEAP_NV_MAX_REGISTERS
+                                                                                           : 0u;
+}
+
+/* The options, for a heap being created (not registered yet) or a live one, to go before
+ * user_options (NULL: none). */
+static clheap_status write_build_options(const clheap_heap *heap, const char *user_options, char *buf, size_t len)
+{
+    char cap[48] = "";
+    if (register_cap(heap, user_options))
+        snprintf(cap, sizeof cap, " -cl-nv-maxrregcount=%u", register_cap(heap, user_options));
+    int n = snprintf(buf, len, "-DCLHEAP_ALLOCATOR=%d%s%s%s%s%s", (int)heap->config.allocator,
                      heap->warp_coalescing ? " -DCLHEAP_HAVE_PTX=1" : "",
                      heap->warp_coalescing > 1 ? " -DCLHEAP_HAVE_REDUX=1" : "",
                      heap->atomics64 ? "" : " -DCLHEAP_ATOMICS64=0",
-                     heap->fence_by_atomic ? " -DCLHEAP_FENCE_BY_ATOMIC=1" : "");
+                     heap->fence_by_atomic ? " -DCLHEAP_FENCE_BY_ATOMIC=1" : "", cap);
     return n >= 0 && (size_t)n < len ? CLHEAP_SUCCESS : CLHEAP_ERROR_BUFFER_TOO_SMALL;
 }
 
@@ -296,7 +309,7 @@ static clheap_status heap_build_options(const clheap_heap *heap, char *buf, size
 {
     if (!buf || len == 0)
         return CLHEAP_ERROR_INVALID_ARGUMENT;
-    return write_build_options(heap, buf, len);
+    return write_build_options(heap, NULL, buf, len);
 }
 
 clheap_status clheap_heap_build_options(const clheap_heap *heap, char *buf, size_t len)
@@ -314,8 +327,8 @@ static clheap_status join(const clheap_heap *heap, size_t count, const char **so
                           const char ***all_out, char **all_options)
 {
     const char **all = malloc(JOINED(count) * sizeof *all + (count ? count : 1) * 48);
-    char heap_options[128];
-    write_build_options(heap, heap_options, sizeof heap_options);
+    char heap_options[160];
+    write_build_options(heap, options, heap_options, sizeof heap_options);
     size_t options_len = strlen(heap_options) + (options ? strlen(options) : 0) + 2;
     *all_options = malloc(options_len);
     if (!all || !*all_options) {

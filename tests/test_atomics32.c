@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "fixture.h"
+#include "../cl/clheap_config.h" /* CLHEAP_NV_MAX_REGISTERS */
 
 enum { HEAP_BYTES = 16 << 20, ITEMS = 1024, LOCAL = 64, ROUNDS = 3, LARGEST = 8192 };
 
@@ -97,6 +98,11 @@ static void default_is_the_devices_best(void **state)
     char options[256], described[1024];
     assert_int_equal(clheap_heap_build_options(heap, options, sizeof options), CLHEAP_SUCCESS);
     assert_int_equal(strstr(options, "-DCLHEAP_ATOMICS64=0") != NULL, !atomics64);
+    /* NVIDIA's register cap: TierAlloc's programs in warp-coalesced builds only (other
+     * compilers refuse the option) */
+    int capped = clheap_heap_allocator(heap) == CLHEAP_TIER_ALLOC && strstr(options, "-DCLHEAP_HAVE_PTX=1") &&
+                 CLHEAP_NV_MAX_REGISTERS;
+    assert_int_equal(strstr(options, "-cl-nv-maxrregcount=") != NULL, capped);
     clheap_describe_device(f->device, described, sizeof described);
     assert_non_null(strstr(described, atomics64 ? "64-bit atomics" : "32-bit atomics"));
     print_message("%s: %s\n", described, options);

@@ -170,12 +170,15 @@ clheap_allocator clheap_heap_allocator(const clheap_heap *heap);
  * prepend it to a kernel source, or `#include "clheap.cl"` with `-I<prefix>/share/clheap/cl`. */
 const char *clheap_heap_program_source(void);
 
-/** The build options a program using this heap needs (e.g. "-DCLHEAP_ALLOCATOR=3").
- * Writes at most len bytes, always terminated; BUFFER_TOO_SMALL if it did not fit. */
+/** The build options a program using this heap needs (e.g. "-DCLHEAP_ALLOCATOR=3"); on
+ * NVIDIA a TierAlloc heap's end with its register cap, -cl-nv-maxrregcount=128
+ * (CLHEAP_NV_MAX_REGISTERS, docs/tuning.md). Writes at most len bytes, always terminated;
+ * BUFFER_TOO_SMALL if it did not fit. */
 clheap_status clheap_heap_build_options(const clheap_heap *heap, char *buf, size_t len);
 
 /** Builds sources (count of them) with the allocator source prepended and the heap's
- * options followed by options (may be NULL). On CLHEAP_ERROR_BUILD_FAILED the build log
+ * options followed by options (may be NULL; a -cl-nv-maxrregcount there replaces the heap's
+ * register cap). On CLHEAP_ERROR_BUILD_FAILED the build log
  * is in log (if not NULL, cut to log_len) and no program is returned; it names source i
  * (from 1) "source i", with that source's own line numbers ("source 2:7:5: error: ..."),
  * also where the compiler ignores #line (NVIDIA's "<kernel>:N" lines are renamed). */
