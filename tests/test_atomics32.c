@@ -100,8 +100,8 @@ static void default_is_the_devices_best(void **state)
     assert_int_equal(strstr(options, "-DCLHEAP_ATOMICS64=0") != NULL, !atomics64);
     /* NVIDIA's register cap: TierAlloc's programs in warp-coalesced builds only (other
      * compilers refuse the option) */
-    int capped = clheap_heap_allocator(heap) == CLHEAP_TIER_ALLOC && strstr(options, "-DCLHEAP_HAVE_PTX=1") &&
-                 CLHEAP_NV_MAX_REGISTERS;
+    int cap_built = CLHEAP_NV_MAX_REGISTERS > 0;
+    int capped = cap_built && clheap_heap_allocator(heap) == CLHEAP_TIER_ALLOC && strstr(options, "-DCLHEAP_HAVE_PTX=1");
     assert_int_equal(strstr(options, "-cl-nv-maxrregcount=") != NULL, capped);
     clheap_describe_device(f->device, described, sizeof described);
     assert_non_null(strstr(described, atomics64 ? "64-bit atomics" : "32-bit atomics"));
