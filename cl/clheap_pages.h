@@ -335,15 +335,35 @@ static CLHEAP_INLINE CLHEAP_SLOW_CALL int clheap_pages_claim_frames(CLHEAP_GLOBA
     const clheap_u32 S = CLHEAP_PAGES_SEGMENT;
     clheap_u32 end = first + m, s0 = first / S, s1 = (end - 1u) / S, lo = first % S, hi = end - s1 * S;
     clheap_u64 head = s0 == s1 ? clheap_ones64(m) << lo : ~clheap_ones64(lo), tail = clheap_ones64(hi);
+    clheap_u32 taken = first; /* a failure gives back [first, taken) */
+#if CLHEAP_ATOMICS64
     if (!clheap_pages_claim_part(h, s0, head))
         return 0;
     if (s0 == s1)
         return 1;
-    clheap_u32 taken = first; /* a failure gives back [first, taken) */
     if (s1 > s0 + 1u && !clheap_pages_claim_run(h, clheap_pages_segments_desc(h), s0 + 1u, s1 - s0 - 1u))
         taken = (s0 + 1u) * S; /* the first segment's part */
     else if (!clheap_pages_claim_part(h, s1, tail))
         taken = s1 * S; /* and the whole segments between */
+#else
+    /* Split words: both ends at one claim_part site, a loop (where every call is inlined,
+     * each site is a copy of the split-word updates; the GPU's 64-bit build keeps the
+     * two calls, which measured faster there). */
+    CLHEAP_NO_UNROLL
+    for (clheap_u32 at = 0; at < 2u; at++) {
+        if (at && s0 == s1)
+            return 1;
+        if (at && s1 > s0 + 1u && !clheap_pages_claim_run(h, clheap_pages_segments_desc(h), s0 + 1u, s1 - s0 - 1u)) {
+            taken = (s0 + 1u) * S; /* the first segment's part */
+            break;
+        }
+        if (!clheap_pages_claim_part(h, at ? s1 : s0, at ? tail : head)) {
+            if (!at)
+                return 0;
+            taken = s1 * S; /* and the whole segments between */
+        }
+    }
+#endif
     if (taken != first)
         clheap_pages_put(h, first, taken - first);
     return taken == first;
