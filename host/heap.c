@@ -295,8 +295,9 @@ static unsigned register_cap(const clheap_heap *heap, const char *user_options)
 static clheap_status write_build_options(const clheap_heap *heap, const char *user_options, char *buf, size_t len)
 {
     char cap[48] = "";
-    if (register_cap(heap, user_options))
-        snprintf(cap, sizeof cap, " -cl-nv-maxrregcount=%u", register_cap(heap, user_options));
+    unsigned registers = register_cap(heap, user_options);
+    if (registers)
+        snprintf(cap, sizeof cap, " -cl-nv-maxrregcount=%u", registers);
     int n = snprintf(buf, len, "-DCLHEAP_ALLOCATOR=%d%s%s%s%s%s", (int)heap->config.allocator,
                      heap->warp_coalescing ? " -DCLHEAP_HAVE_PTX=1" : "",
                      heap->warp_coalescing > 1 ? " -DCLHEAP_HAVE_REDUX=1" : "",
