@@ -307,13 +307,16 @@
 
 /* NVIDIA's register cap for TierAlloc's programs: in warp-coalesced builds (NVIDIA), a
  * program that uses a TierAlloc heap is built with -cl-nv-maxrregcount=this, unless the
- * options given to clheap_heap_build_program name a cap of their own; 0: no cap. Why:
+ * options given to clheap_heap_build_program name a cap of their own, or set this macro
+ * (-DCLHEAP_NV_MAX_REGISTERS=N: that program's cap, 0 none); 0 here: no cap. Why:
  * inline at each site, TierAlloc's warp malloc (its rare paths included) needs most of
  * the 255 registers a work-item may have, so an SM holds one 256-item work-group of a
  * kernel that calls it, and a kernel that mallocs and frees in a loop spends its time
  * waiting on memory with few warps to hide it. At 128 an SM holds two such groups; below
  * 128 the spills cost more than the extra warps give (docs/performance.md, "TierAlloc's
- * registers"). BlockAlloc's kernels need fewer than 128 and get no cap. */
+ * registers"). Why a program of kernels that only free is better without: given any cap,
+ * NVIDIA's assembler fills registers it leaves free without one (its free kernel: fewer
+ * warps an SM, slower frees). BlockAlloc's kernels need fewer than 128 and get no cap. */
 #ifndef CLHEAP_NV_MAX_REGISTERS
 #define CLHEAP_NV_MAX_REGISTERS 128
 #endif

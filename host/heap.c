@@ -281,21 +281,12 @@ clheap_allocator clheap_heap_allocator(const clheap_heap *heap)
     return allocator;
 }
 
-/* NVIDIA's register cap for the heap's programs (CLHEAP_NV_MAX_REGISTERS), or 0: TierAlloc
- * in warp-coalesced builds, unless the user's options name a cap. */
-static unsigned register_cap(const clheap_heap *heap, const char *user_options)
-{
-    int named = user_options && strstr(user_options, "-cl-nv-maxrregcount");
-    return heap->config.allocator == CLHEAP_TIER_ALLOC && heap->warp_coalescing && !named ? CLHEAP_NV_MAX_REGISTERS
-                                                                                           : 0u;
-}
-
 /* The options, for a heap being created (not registered yet) or a live one, to go before
  * user_options (NULL: none). */
 static clheap_status write_build_options(const clheap_heap *heap, const char *user_options, char *buf, size_t len)
 {
     char cap[48] = "";
-    unsigned registers = register_cap(heap, user_options);
+    unsigned registers = clheap_register_cap(heap->config.allocator, heap->warp_coalescing, user_options);
     if (registers)
         snprintf(cap, sizeof cap, " -cl-nv-maxrregcount=%u", registers);
     int n = snprintf(buf, len, "-DCLHEAP_ALLOCATOR=%d%s%s%s%s%s", (int)heap->config.allocator,

@@ -79,6 +79,27 @@ clheap_allocator clheap_allocator_for_device(clheap_allocator a, int atomics64, 
     return typed ? CLHEAP_TYPED_ALLOCATOR : atomics64 ? CLHEAP_DEFAULT_ALLOCATOR : CLHEAP_FALLBACK_ALLOCATOR;
 }
 
+/* The value of the last -D<name>=N (or "-D <name>=N") in options, or `otherwise`. */
+static unsigned defined_value(const char *options, const char *name, unsigned otherwise)
+{
+    size_t len = strlen(name);
+    for (const char *at = options ? strstr(options, name) : NULL; at; at = strstr(at + len, name)) {
+        const char *before = at;
+        while (before > options && (before[-1] == ' ' || before[-1] == '\t'))
+            before--;
+        if (before - options >= 2 && before[-2] == '-' && before[-1] == 'D' && at[len] == '=')
+            otherwise = (unsigned)strtoul(at + len + 1, NULL, 10);
+    }
+    return otherwise;
+}
+
+unsigned clheap_register_cap(clheap_allocator a, int warp_coalescing, const char *options)
+{
+    if (a != CLHEAP_TIER_ALLOC || !warp_coalescing || (options && strstr(options, "-cl-nv-maxrregcount")))
+        return 0u;
+    return defined_value(options, "CLHEAP_NV_MAX_REGISTERS", CLHEAP_NV_MAX_REGISTERS);
+}
+
 /* Binary pre-split of one sub-heap: the most levels whose smallest chunk still has
  * min_units, with R chosen so that the levels leave at least a minimal chunk over. */
 static int plan_binary(uint32_t heap_units, uint32_t min_units, uint32_t *levels, uint32_t *root)

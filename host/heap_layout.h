@@ -61,4 +61,11 @@ int clheap_allocator_has_blocks(clheap_allocator allocator); /* BlockAlloc, Tier
  * a heap that is typed (config.typed_classes) or not; any other allocator as it is. */
 clheap_allocator clheap_allocator_for_device(clheap_allocator allocator, int atomics64, int typed);
 
+/* NVIDIA's register cap (-cl-nv-maxrregcount) for a program built with `options` (may be
+ * NULL) for a heap of allocator, warp-coalesced (an NVIDIA build) or not; 0: none. A cap
+ * that options name is the user's own (the heap adds none); -DCLHEAP_NV_MAX_REGISTERS=N
+ * in options sets this program's (0: none); else CLHEAP_NV_MAX_REGISTERS for TierAlloc's
+ * warp-coalesced programs (cl/clheap_config.h says why). */
+unsigned clheap_register_cap(clheap_allocator allocator, int warp_coalescing, const char *options);
+
 #endif

@@ -18,7 +18,9 @@
 #include <cmocka.h>
 
 #include "fixture.h"
+#include "heap_layout.h"
 #include "programs.h"
+#include "../cl/clheap_config.h" /* CLHEAP_NV_MAX_REGISTERS */
 
 static cl_fixture fx;
 static char root[256];
@@ -323,6 +325,32 @@ static void logs_name_user_lines(void **state)
     assert_string_equal(renamed, "source 1:40:1: error");
 }
 
+/* NVIDIA's register cap (clheap_register_cap): TierAlloc's warp-coalesced programs get
+ * CLHEAP_NV_MAX_REGISTERS unless their options name a cap (-cl-nv-maxrregcount: the
+ * user's own, the heap adds none) or set the macro (the last -D of it wins; 0: none); no
+ * other allocator, and no build without warp coalescing (other compilers refuse the
+ * option), gets one. Runs without NVIDIA: the options are what is tested. */
+static void register_cap_follows_the_options(void **state)
+{
+    (void)state;
+    const clheap_allocator tier = CLHEAP_TIER_ALLOC;
+    assert_int_equal(clheap_register_cap(tier, 1, NULL), CLHEAP_NV_MAX_REGISTERS);
+    assert_int_equal(clheap_register_cap(tier, 2, "-cl-std=CL1.2"), CLHEAP_NV_MAX_REGISTERS);
+    assert_int_equal(clheap_register_cap(tier, 0, NULL), 0);
+    assert_int_equal(clheap_register_cap(CLHEAP_BLOCK_ALLOC, 1, NULL), 0);
+    assert_int_equal(clheap_register_cap(tier, 1, "-cl-nv-maxrregcount=200"), 0);
+    assert_int_equal(clheap_register_cap(tier, 1, "-DCLHEAP_NV_MAX_REGISTERS=0"), 0);
+    assert_int_equal(clheap_register_cap(tier, 1, "-O2 -D  CLHEAP_NV_MAX_REGISTERS=96 -DX=1"), 96);
+    assert_int_equal(clheap_register_cap(tier, 1, "-DCLHEAP_NV_MAX_REGISTERS=64 -DCLHEAP_NV_MAX_REGISTERS=0"), 0);
+    assert_int_equal(clheap_register_cap(tier, 1, "-DCLHEAP_NV_MAX_REGISTERS=0 -cl-nv-maxrregcount=64"), 0);
+    /* Not the macro: another name that contains it, a -U, a bare -D (defined as 1) */
+    assert_int_equal(clheap_register_cap(tier, 1, "-DCLHEAP_NV_MAX_REGISTERS_X=5"), CLHEAP_NV_MAX_REGISTERS);
+    assert_int_equal(clheap_register_cap(tier, 1, "-DXCLHEAP_NV_MAX_REGISTERS=5"), CLHEAP_NV_MAX_REGISTERS);
+    assert_int_equal(clheap_register_cap(tier, 1, "-UCLHEAP_NV_MAX_REGISTERS=5"), CLHEAP_NV_MAX_REGISTERS);
+    assert_int_equal(clheap_register_cap(tier, 1, "-DCLHEAP_NV_MAX_REGISTERS"), CLHEAP_NV_MAX_REGISTERS);
+    assert_int_equal(clheap_register_cap(CLHEAP_BLOCK_ALLOC, 1, "-DCLHEAP_NV_MAX_REGISTERS=96"), 0);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -353,6 +381,7 @@ int main(void)
         cmocka_unit_test(unwritable_folder_only_turns_it_off),
         cmocka_unit_test(off_writes_nothing),
         cmocka_unit_test(logs_name_user_lines),
+        cmocka_unit_test(register_cap_follows_the_options),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

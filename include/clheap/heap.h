@@ -178,7 +178,8 @@ clheap_status clheap_heap_build_options(const clheap_heap *heap, char *buf, size
 
 /** Builds sources (count of them) with the allocator source prepended and the heap's
  * options followed by options (may be NULL; a -cl-nv-maxrregcount there replaces the heap's
- * register cap). On CLHEAP_ERROR_BUILD_FAILED the build log
+ * register cap, and -DCLHEAP_NV_MAX_REGISTERS=N sets it for this program, 0 for none: the
+ * better choice for a program whose kernels only free). On CLHEAP_ERROR_BUILD_FAILED the build log
  * is in log (if not NULL, cut to log_len) and no program is returned; it names source i
  * (from 1) "source i", with that source's own line numbers ("source 2:7:5: error: ..."),
  * also where the compiler ignores #line (NVIDIA's "<kernel>:N" lines are renamed). */
