@@ -316,7 +316,8 @@
  * 128 the spills cost more than the extra warps give (docs/performance.md, "TierAlloc's
  * registers"). Why a program of kernels that only free is better without: given any cap,
  * NVIDIA's assembler fills registers it leaves free without one (its free kernel: fewer
- * warps an SM, slower frees). BlockAlloc's kernels need fewer than 128 and get no cap. */
+ * warps an SM, slower frees); the library's own enqueued free is built so
+ * (host/heap.c). BlockAlloc's kernels need fewer than 128 and get no cap. */
 #ifndef CLHEAP_NV_MAX_REGISTERS
 #define CLHEAP_NV_MAX_REGISTERS 128
 #endif

@@ -4,9 +4,11 @@
 
 #include "clheap.cl"
 
-/* Two parts, which the library builds as two programs (host/heap.c, build_own_program):
- * CLHEAP_KERNELS_PART 1, the set-up kernels, at heap creation; 2, the host-enqueued
- * malloc and free, which inline the whole allocator, on first use. Unset: both. */
+/* Three parts, which the library builds as three programs (host/heap.c,
+ * build_own_program): CLHEAP_KERNELS_PART 1, the set-up kernels, at heap creation; 2, the
+ * host-enqueued malloc, which inlines the whole allocator, and 3, the host-enqueued free,
+ * on first use. Why the free has a program of its own: it is built without NVIDIA's
+ * register cap (CLHEAP_NV_MAX_REGISTERS, cl/clheap_config.h). Unset: all three. */
 #if !defined(CLHEAP_KERNELS_PART) || CLHEAP_KERNELS_PART == 1
 /* One work-item per pre-split chunk, plus one for the sentinel (FreeHeap: one, its one
  * free block). */
@@ -104,7 +106,6 @@ __kernel void clheap_collect_blocks(__global clheap_heap *heap, uint c, __global
 #endif
 #endif /* part 1 */
 
-#if !defined(CLHEAP_KERNELS_PART) || CLHEAP_KERNELS_PART == 2
 /* Host-enqueued allocations (clheap_heap_enqueue_malloc / _free, paper 003's address
  * buffering): one work-item per request of the batch (FreeHeap, serial: one work-item
  * for all of them, in order); results are offsets in 16-byte units in the handle table,
@@ -114,6 +115,8 @@ __kernel void clheap_collect_blocks(__global clheap_heap *heap, uint c, __global
 #else
 #define CLHEAP_BATCH_FOR(i, count) for (uint i = (uint)get_global_id(0); i < (count); i = (count))
 #endif
+
+#if !defined(CLHEAP_KERNELS_PART) || CLHEAP_KERNELS_PART == 2
 /* alignment above 16: clheap_aligned_alloc's; zero: zeroed as clheap_calloc zeroes. */
 __kernel void clheap_enqueue_malloc(__global clheap_heap *heap, __global uint *handles, uint first, uint count,
                                     uint size, __global const uint *sizes, uint per_request, ulong alignment,
@@ -128,7 +131,9 @@ __kernel void clheap_enqueue_malloc(__global clheap_heap *heap, __global uint *h
         handles[first + i] = unit;
     }
 }
+#endif /* part 2 */
 
+#if !defined(CLHEAP_KERNELS_PART) || CLHEAP_KERNELS_PART == 3
 __kernel void clheap_enqueue_free(__global clheap_heap *heap, __global uint *handles, uint first, uint count)
 {
     CLHEAP_BATCH_FOR(i, count)
@@ -137,6 +142,6 @@ __kernel void clheap_enqueue_free(__global clheap_heap *heap, __global uint *han
             handles[first + i] = 0u;
         }
 }
-#endif /* part 2 */
+#endif /* part 3 */
 
 #endif

@@ -27,7 +27,8 @@ struct clheap_heap {
     cl_command_queue queue;
     cl_mem buffer;
     cl_program program;         /* the library's own set-up kernels for this allocator */
-    cl_program enqueue_program; /* its host-enqueued malloc and free, built on first use */
+    cl_program enqueue_program; /* its host-enqueued malloc, built on first use */
+    cl_program enqueue_free_program; /* and free (without NVIDIA's register cap) */
     cl_kernel init_chunks;  /* circular, FreeHeap: clheap_init_chunks; bitmap kinds: clheap_init_bitmaps */
     cl_kernel collect_blocks; /* BlockAlloc: parallel_do's block list */
     cl_kernel close_runs;     /* TierAlloc: run hints closed before parallel_do */
@@ -358,26 +359,32 @@ static clheap_status build(clheap_heap *heap, size_t count, const char **sources
     return status;
 }
 
-/* The library's own kernels (cl/clheap_kernels.cl), in two programs: the set-up part
+/* The library's own kernels (cl/clheap_kernels.cl), in three programs: the set-up part
  * (initialisation, growth, parallel_do's helpers) into heap->program at creation, for the
- * allocators that need it, or on first use; the enqueue part (clheap_heap_enqueue_malloc
- * and _free) into heap->enqueue_program on first use. Why two: the enqueue kernels inline
- * the whole allocator, and building them made nearly all of a heap's creation time on
- * NVIDIA. Each is shared with the other heaps of its context, device and options, and
- * cached on disk (host/programs.c). */
+ * allocators that need it, or on first use; clheap_heap_enqueue_malloc's into
+ * heap->enqueue_program and _free's into heap->enqueue_free_program on first use. Why
+ * apart: the enqueue kernels inline the whole allocator, and building them made nearly
+ * all of a heap's creation time on NVIDIA; and the free is built without NVIDIA's
+ * register cap, under which a kernel that only frees gets more registers than it needs
+ * (cl/clheap_config.h, CLHEAP_NV_MAX_REGISTERS). Each is shared with the other heaps of
+ * its context, device and options, and cached on disk (host/programs.c). */
 #define OWN_SETUP 1
 #define OWN_ENQUEUE 2
+#define OWN_ENQUEUE_FREE 3
 static clheap_status build_own_program(clheap_heap *heap, int part)
 {
     const char *kernels = clheap_embedded_kernels_source;
     const char **all;
-    char *all_options, part_option[32];
-    snprintf(part_option, sizeof part_option, "-DCLHEAP_KERNELS_PART=%d", part);
+    char *all_options, part_option[64];
+    snprintf(part_option, sizeof part_option, "-DCLHEAP_KERNELS_PART=%d%s", part,
+             part == OWN_ENQUEUE_FREE ? " -DCLHEAP_NV_MAX_REGISTERS=0" : "");
     clheap_status status = join(heap, 1, &kernels, part_option, &all, &all_options);
     if (status != CLHEAP_SUCCESS)
         return status;
     status = clheap_programs_get(heap->context, heap->device, all, JOINED(1), all_options,
-                                 part == OWN_SETUP ? &heap->program : &heap->enqueue_program);
+                                 part == OWN_SETUP     ? &heap->program
+                                 : part == OWN_ENQUEUE ? &heap->enqueue_program
+                                                       : &heap->enqueue_free_program);
     free(all);
     free(all_options);
     return status;
@@ -534,6 +541,7 @@ static void release_parts(clheap_heap *heap)
         clReleaseMemObject(heap->block_count);
     clheap_programs_put(heap->program);
     clheap_programs_put(heap->enqueue_program);
+    clheap_programs_put(heap->enqueue_free_program);
     if (heap->buffer)
         clReleaseMemObject(heap->buffer);
     if (heap->queue)
@@ -928,21 +936,21 @@ clheap_status clheap_heap_indices(clheap_heap *heap, uint32_t class_index, uint3
     CLHEAP_INSIDE(heap, heap_indices(heap, class_index, out, cap, count));
 }
 
-/* The library's enqueue program (built on first use) and its two kernels. */
+/* The library's enqueue programs (built on first use) and their kernels. */
 static clheap_status make_enqueue_kernels(clheap_heap *heap)
 {
     if (heap->enqueue_malloc && heap->enqueue_free)
         return CLHEAP_SUCCESS;
-    if (!heap->enqueue_program) {
-        clheap_status status = build_own_program(heap, OWN_ENQUEUE);
-        if (status != CLHEAP_SUCCESS)
-            return status;
-    }
+    clheap_status status = heap->enqueue_program ? CLHEAP_SUCCESS : build_own_program(heap, OWN_ENQUEUE);
+    if (status == CLHEAP_SUCCESS && !heap->enqueue_free_program)
+        status = build_own_program(heap, OWN_ENQUEUE_FREE);
+    if (status != CLHEAP_SUCCESS)
+        return status;
     cl_int err = CL_SUCCESS;
     if (!heap->enqueue_malloc)
         heap->enqueue_malloc = clCreateKernel(heap->enqueue_program, "clheap_enqueue_malloc", &err);
     if (err == CL_SUCCESS && !heap->enqueue_free)
-        heap->enqueue_free = clCreateKernel(heap->enqueue_program, "clheap_enqueue_free", &err);
+        heap->enqueue_free = clCreateKernel(heap->enqueue_free_program, "clheap_enqueue_free", &err);
     return err;
 }
 
