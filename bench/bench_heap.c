@@ -208,6 +208,40 @@ int bench_heap_make(bench_env *env, const clheap_heap_config *config, size_t cou
     return 0;
 }
 
+/* bench_free from a program of its own without NVIDIA's register cap, where the heap's
+ * programs get one (TierAlloc on NVIDIA), as docs/tuning.md advises for kernels that only
+ * free: under any -cl-nv-maxrregcount NVIDIA's assembler gave that kernel 69 registers
+ * instead of 40, and 2^20 frees took up to 1.6x as long (docs/performance.md, runs 130
+ * and 131). Replaces r->free_k; 1 (and says why) on failure. */
+static int free_kernel_uncapped(bench_env *env, heap_run *r)
+{
+    char heap_options[256], options[1024];
+    if (clheap_heap_build_options(r->heap, heap_options, sizeof heap_options) != CLHEAP_SUCCESS ||
+        !strstr(heap_options, "-cl-nv-maxrregcount"))
+        return 0;
+    snprintf(options, sizeof options, "%s -DCLHEAP_NV_MAX_REGISTERS=0", env->build_options ? env->build_options : "");
+    static char log[65536];
+    cl_program program = NULL;
+    clheap_status st = clheap_heap_build_program(r->heap, 1, &bench_common_kernels, options, &program, log, sizeof log);
+    if (st != CLHEAP_SUCCESS) {
+        fprintf(stderr, "bench_free's program: %s\n%s\n", clheap_status_string(st), log);
+        return 1;
+    }
+    const char *save = getenv("CLHEAP_BENCH_BINARIES");
+    if (save && strcmp(save, "1") == 0)
+        bench_save_binary(env, program, "program-free.bin");
+    cl_int err;
+    cl_kernel k = clCreateKernel(program, "bench_free", &err);
+    clReleaseProgram(program); /* the kernel holds it */
+    if (err != CL_SUCCESS) {
+        fprintf(stderr, "clCreateKernel: %s\n", clheap_status_string(err));
+        return 1;
+    }
+    clReleaseKernel(r->free_k);
+    r->free_k = k;
+    return 0;
+}
+
 typedef struct bench_kernel_ref {
     cl_kernel *kernel;
     const char *name;
@@ -242,8 +276,9 @@ int bench_heap_open(bench_env *env, clheap_allocator a, uint64_t bytes, uint32_t
         if (err != CL_SUCCESS)
             all = err;
     }
-    if (all != CL_SUCCESS) {
+    if (all != CL_SUCCESS)
         fprintf(stderr, "clCreateKernel: %s\n", clheap_status_string(all));
+    if (all != CL_SUCCESS || free_kernel_uncapped(env, r)) {
         bench_heap_close(r);
         memset(r, 0, sizeof *r);
         return 1;
