@@ -64,7 +64,8 @@ size_t bench_save_binary(const bench_env *env, cl_program program, const char *n
 /* A heap of config with the sources built for it (the allocator's source in front,
  * --options appended); on failure says why, makes nothing and returns 1. With
  * CLHEAP_BENCH_BINARIES=1 in the environment the binary is saved (bench_save_binary) as
- * program-<allocator>-<n>.bin, n counting this process's programs. */
+ * program-<allocator>-<n>.bin, n counting this process's saved programs (bench_free's own
+ * program, where bench_heap_open builds one: program-<allocator>-free-<n>.bin). */
 int bench_heap_make(bench_env *env, const clheap_heap_config *config, size_t count, const char **sources,
                     clheap_heap **heap, cl_program *program);
 /* Which of heap_run's kernels a heap's program has (the others stay NULL); every set has

@@ -177,6 +177,19 @@ size_t bench_save_binary(const bench_env *env, cl_program program, const char *n
     return bytes;
 }
 
+/* With CLHEAP_BENCH_BINARIES=1, the program's binary as program-<label>-<n>.bin, n counting
+ * this process's saved programs (bench_save_binary). */
+static void save_if_asked(const bench_env *env, cl_program program, const char *label)
+{
+    const char *save = getenv("CLHEAP_BENCH_BINARIES");
+    if (!save || strcmp(save, "1") != 0)
+        return;
+    static unsigned programs;
+    char name[128];
+    snprintf(name, sizeof name, "program-%s-%u.bin", label, programs++);
+    bench_save_binary(env, program, name);
+}
+
 int bench_heap_make(bench_env *env, const clheap_heap_config *config, size_t count, const char **sources,
                     clheap_heap **heap, cl_program *program)
 {
@@ -197,14 +210,7 @@ int bench_heap_make(bench_env *env, const clheap_heap_config *config, size_t cou
         *heap = NULL;
         return 1;
     }
-    const char *save = getenv("CLHEAP_BENCH_BINARIES");
-    if (save && strcmp(save, "1") == 0) {
-        static unsigned programs;
-        char name[128];
-        snprintf(name, sizeof name, "program-%s-%u.bin", clheap_allocator_name(clheap_heap_allocator(*heap)),
-                 programs++);
-        bench_save_binary(env, *program, name);
-    }
+    save_if_asked(env, *program, clheap_allocator_name(clheap_heap_allocator(*heap)));
     return 0;
 }
 
@@ -227,9 +233,9 @@ static int free_kernel_uncapped(bench_env *env, heap_run *r)
         fprintf(stderr, "bench_free's program: %s\n%s\n", clheap_status_string(st), log);
         return 1;
     }
-    const char *save = getenv("CLHEAP_BENCH_BINARIES");
-    if (save && strcmp(save, "1") == 0)
-        bench_save_binary(env, program, "program-free.bin");
+    char label[64];
+    snprintf(label, sizeof label, "%s-free", clheap_allocator_name(clheap_heap_allocator(r->heap)));
+    save_if_asked(env, program, label);
     cl_int err;
     cl_kernel k = clCreateKernel(program, "bench_free", &err);
     clReleaseProgram(program); /* the kernel holds it */
