@@ -288,11 +288,11 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_warp(__global clheap_u32 *h, 
     clheap_u32 leader = 31u - clz(peers & (0u - peers));
     clheap_u32 rank = popcount(peers & ((1u << lane) - 1u)), n = popcount(peers);
     clheap_tier_grant g = {0u, 0u, 0u, 0u, 0u, CLHEAP_BM_FAIL, 0u};
-    clheap_tier_opening o = {0, CLHEAP_BM_FAIL, 0u, 0u};
+    clheap_tier_opening o = {0, CLHEAP_BM_FAIL, 0u, 0u, CLHEAP_TIER_FRESH};
     if (lane == leader)
         clheap_tier_take_begin(h, c, n, clheap_rotation_seed(), &g, &o);
     clheap_ptx_syncwarp(mask); /* every leader's branch */
-    int opens = lane == leader && o.run != CLHEAP_BM_FAIL;
+    int opens = lane == leader && o.run != CLHEAP_BM_FAIL && o.kind != CLHEAP_TIER_READY; /* headers to write */
     clheap_u32 openers = clheap_ptx_ballot(mask, opens);
     if (openers) { /* the same for every lane of mask */
         clheap_u32 index = popcount(mask & ((1u << lane) - 1u)), stride = popcount(mask);

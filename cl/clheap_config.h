@@ -268,6 +268,16 @@
 #define CLHEAP_TIER_HINT_LOOKS 2
 #endif
 
+/* Spares (cl/clheap_tier.h): the request whose add crosses 1/this of a hint's run opens
+ * the hint's next run ahead; 0: no spares. Off by default: in small launches of in-kernel
+ * churn spares made TierAlloc faster, but in launches that malloc once per work-item they
+ * put an opening into launches that had none, and those were slower (docs/tuning.md,
+ * docs/performance.md, "Spare runs"). A program that mallocs and frees in a loop may set
+ * it in its build options (-DCLHEAP_TIER_SPARE_AT=4). */
+#ifndef CLHEAP_TIER_SPARE_AT
+#define CLHEAP_TIER_SPARE_AT 0u
+#endif
+
 /* Segment containers a hint's next run is first looked for in, from where its last run
  * ended (see clheap_tier_take_begin). */
 #ifndef CLHEAP_TIER_NEAR_LOOKS

@@ -13,7 +13,7 @@
 
 #define CLHEAP_UNIT 16u
 #define CLHEAP_MAGIC 0x50484c43u /* "CLHP" */
-#define CLHEAP_LAYOUT_VERSION 14u
+#define CLHEAP_LAYOUT_VERSION 15u
 
 /* Allocator kinds (CLHEAP_KIND_*) and the device's error counter words (CLHEAP_HDR_ERR_*):
  * generated, with the C API's names for them, from cmake/vocabulary.cmake. */
@@ -99,7 +99,9 @@
 #define CLHEAP_HDR_BITMAP_WORDS \
     (CLHEAP_HDR_BITMAPS + (1 + 2 * CLHEAP_MAX_CLASSES + CLHEAP_PAGE_BITMAPS) * CLHEAP_BM_DESC_WORDS)
 /* TierAlloc: per class, CLHEAP_HDR_HINT_SLOTS 64-bit run hints (cl/clheap_tier.h):
- * high word the run's first frame + 1 (0: none), low word the slots handed out. */
+ * high word the run's first frame + 1 (0: none), low word the slots handed out; after
+ * all of them, one 32-bit spare word per hint, in the same order (0, or a run opened
+ * ahead: its first frame + 1). */
 #define CLHEAP_HDR_HINT_FIRST (CLHEAP_HDR_PAGES_USED + CLHEAP_PAGES_USED_STRIPES * CLHEAP_PAGES_USED_STRIDE)
 /* TierAlloc: the frames the page tier has handed out (cl/clheap_pages.h, P5), the sum
  * (mod 2^32) of CLHEAP_PAGES_USED_STRIPES words a 128-byte line apart, before the hints;

@@ -35,7 +35,20 @@
  * run fits (a small pool whose free frames are scattered) each of them paid a page-tier
  * take that searched and failed, most of a launch's time (docs/performance.md). The
  * opener takes what the old run lacked from the new one's first slots, counted in the
- * installed hint, and looks for the new run's frames first where the old run ended. The
+ * installed hint, and looks for the new run's frames first where the old run ended.
+ * Spares (where CLHEAP_TIER_SPARE_AT is set; off by default): each hint has a spare word
+ * beside it (clheap_tier_spare_of), 0 or a run opened ahead. The request whose add
+ * crosses 1/CLHEAP_TIER_SPARE_AT of the run opens the next run as the crossing request
+ * would (page-tier take, headers, listing), while the pool is less than half used and
+ * the spare is empty, and stores it with a CAS from 0 (a lost CAS frees the run). The
+ * request that crosses the end takes the spare with an exchange and installs it: no
+ * page-tier take and no headers while the hint is used up. Why: while a hint's opener
+ * works, every request of that hint and its neighbour's falls back, and in small
+ * launches of in-kernel churn the opening (a take among the fallbacks' own block takes,
+ * then the headers) lasted long enough that fallbacks took more of the mallocs' time
+ * than any other step (docs/performance.md, "Spare runs"). Why only in a pool less than half used: a spare
+ * is a second run a hint holds, and a fuller pool keeps its frames for requests (the
+ * last resort gives spares back with the runs, clheap_tier_close_hint). The
  * fallback is BlockAlloc's search of the class's active blocks and opening single blocks
  * (or, where a new block would be mostly unused in a pool short of runs for the class,
  * pieces: frames of their own, large allocations, see clheap_tier_wants_pieces); when that
@@ -88,8 +101,9 @@
  *   T3  a hint is 0, or a wait (no run; a count, see CLHEAP_TIER_RETRY_AT), or names
  *       a run (first frame + 1) and a count t; if t is below the run's RUN(c) *
  *       CAPACITY(c) slots, every block of the run from slot t on is a block of class c
- *       whose slots from t on are set (held for the hint); runs of distinct live hints
- *       do not share a block with unhanded slots.
+ *       whose slots from t on are set (held for the hint); a spare is 0 or names a run
+ *       (first frame + 1) held whole the same way (t = 0); runs of distinct live hints
+ *       and spares do not share a block with unhanded slots.
  *   T4  a block with a free slot that is not in its class's active bitmap is marked
  *       unsettled (so is an empty block not yet given back); a mark on a frame that
  *       starts no block, or a block settled since, is stale and harmless (a settler
@@ -100,6 +114,7 @@
  * larger class the same OR, in that class's block); small free, the
  * AND that clears it (its old value tells a double free); closing a run, the CAS of
  * its hint to 0 (adds before it are counted in the t it saw, adds after it see 0);
+ * storing a spare, its CAS from 0; taking one, the exchange that reads it (one taker);
  * large malloc, the page tier's take; large free, the CAS of the first frame's class
  * from LARGE to 0 (so of two frees of one allocation exactly one succeeds, the other
  * is counted); settling, the exchange that takes a container's marks (each mark has
@@ -108,7 +123,9 @@
  *
  * Happens-before: a run's block headers are written, then clheap_fence_release, then
  * the exchange that installs the hint; a request's add reads that value and computes
- * addresses from it (the frees that follow read the headers). A large allocation's
+ * addresses from it (the frees that follow read the headers). A spare's headers are
+ * written, then clheap_fence_release, then its CAS; the taker's exchange reads it, then
+ * clheap_fence_acquire, then (its fence_release before) the exchange that installs it. A large allocation's
  * headers (owners, length) are written, then clheap_fence_release, then its class: a
  * free that reads LARGE (after clheap_fence_acquire) sees the length. A free writes
  * class 0, clheap_fence_release, then releases the frames: the next owner's writes
@@ -120,6 +137,14 @@ static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u64 *clheap_tier_hint_at(CLHEAP_GLOBAL
                                                                    clheap_u32 slot)
 {
     return (CLHEAP_GLOBAL clheap_u64 *)(h + CLHEAP_HDR_HINT_FIRST + 2u * (c * h[CLHEAP_HDR_HINT_SLOTS] + slot));
+}
+
+/* The spare word of a hint (see Spares above): after all the hints, one 32-bit word each. */
+static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u32 *clheap_tier_spare_of(CLHEAP_GLOBAL clheap_u32 *h,
+                                                                    CLHEAP_GLOBAL clheap_u64 *hint)
+{
+    clheap_u32 index = (clheap_u32)(((CLHEAP_GLOBAL clheap_u32 *)hint - h) - CLHEAP_HDR_HINT_FIRST) / 2u;
+    return h + CLHEAP_HDR_HINT_FIRST + 2u * h[CLHEAP_HDR_CLASS_COUNT] * h[CLHEAP_HDR_HINT_SLOTS] + index;
 }
 
 /* Slots a run of class c holds: RUN(c) blocks of CAPACITY(c). */
@@ -236,12 +261,15 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_hint_slot(clheap_u32 hints)
  * that is used up or being opened, the next slot's: CLHEAP_TIER_HINT_LOOKS), into g's
  * first range. Returns the hint if this request must open its next run: the one whose
  * add crosses the run's end, or ends a wait (or the first on an empty hint); no other
- * can while the hint is used up, waiting or empty. Else NULL. An add on a busy hint
- * hands out nothing: a used-up run's count only grows, and an opening's exchange
- * overwrites it. */
+ * can while the hint is used up, waiting or empty. Also the hint, with *ahead set, if
+ * its add crossed 1/CLHEAP_TIER_SPARE_AT of the run (exactly one add of a run's life
+ * does: the counts it hands out are disjoint and consecutive): it may open the spare.
+ * Else NULL. An add on a busy hint hands out nothing: a used-up run's count only grows,
+ * and an opening's exchange overwrites it. */
 static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u64 *clheap_tier_run_take(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c,
-                                                                    clheap_u32 n, clheap_tier_grant *g)
+                                                                    clheap_u32 n, clheap_tier_grant *g, int *ahead)
 {
+    *ahead = 0;
     clheap_u32 hints = h[CLHEAP_HDR_CLASS_HINTS + c];
     if (!hints)
         return 0; /* a class whose runs the pool cannot afford: blocks only */
@@ -257,7 +285,11 @@ static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u64 *clheap_tier_run_take(CLHEAP_GLOBA
             g->run = f - 1u;
             g->first = t;
             clheap_fence_dependency(); /* the slots' users write where this add pointed them */
-            return t + n < total ? 0 : hint;
+#if CLHEAP_TIER_SPARE_AT
+            clheap_u32 at = total / CLHEAP_TIER_SPARE_AT;
+            *ahead = t + n < total && t < at && t + n >= at;
+#endif
+            return t + n < total && !*ahead ? 0 : hint;
         }
         if (!f && (!t || (t < CLHEAP_TIER_RETRY_AT && t + n >= CLHEAP_TIER_RETRY_AT)))
             return hint; /* empty, or the add that ends a failed opening's wait */
@@ -269,11 +301,31 @@ static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u64 *clheap_tier_run_take(CLHEAP_GLOBA
     return 0;
 }
 
-/* Ends the run a hint hands out, if one is live, and frees its remaining slots. */
+/* Frees a run of class c nobody hands out (a spare): every slot, its blocks settled. */
+static CLHEAP_INLINE void clheap_tier_release_whole(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 run, clheap_u32 c)
+{
+    clheap_tier_release_run(h, run, c, 0u, h[CLHEAP_HDR_CLASS_RUN + c], 0);
+}
+
+/* Takes the spare of `hint` if it has one: its run's first frame, or FAIL. */
+static CLHEAP_INLINE clheap_u32 clheap_tier_take_spare(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL clheap_u64 *hint)
+{
+    CLHEAP_GLOBAL clheap_u32 *spare = clheap_tier_spare_of(h, hint);
+    clheap_u32 v = clheap_load32(spare) ? clheap_xchg32(spare, 0u) : 0u;
+    if (!v)
+        return CLHEAP_BM_FAIL;
+    clheap_fence_acquire(); /* the spare's headers, written before its CAS */
+    return v - 1u;
+}
+
+/* Ends the run a hint hands out, if one is live, and frees its remaining slots; frees
+ * its spare's run. */
 static CLHEAP_INLINE void clheap_tier_close_hint(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 slot)
 {
     CLHEAP_GLOBAL clheap_u64 *hint = clheap_tier_hint_at(h, c, slot);
-    clheap_u32 total = clheap_tier_run_slots(h, c);
+    clheap_u32 total = clheap_tier_run_slots(h, c), spare = clheap_tier_take_spare(h, hint);
+    if (spare != CLHEAP_BM_FAIL)
+        clheap_tier_release_whole(h, spare, c);
     clheap_u64 v = clheap_load64(hint);
     for (int tries = 0; tries < CLHEAP_TIER_CLOSE_TRIES; tries++) {
         clheap_u32 f = (clheap_u32)(v >> 32), t = (clheap_u32)v;
@@ -588,12 +640,24 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_reserve_slow(CLHEAP_GLOBAL clheap_u3
 }
 
 /* A run a request opens (see clheap_tier_take_begin): its first frame (FAIL if none),
- * its blocks, the hint it is for (NULL: the request's own run), and the slots the
- * request still needs. */
+ * its blocks, the hint it is for (NULL: the request's own run), the slots the request
+ * still needs, and what it is: CLHEAP_TIER_FRESH (frames just taken: its headers are to
+ * be written), CLHEAP_TIER_SPARE (fresh, for the hint's spare) or CLHEAP_TIER_READY (the
+ * hint's spare, taken: headers written and listed by its opener). */
+#define CLHEAP_TIER_FRESH 0u
+#define CLHEAP_TIER_SPARE 1u
+#define CLHEAP_TIER_READY 2u
 typedef struct {
     CLHEAP_GLOBAL clheap_u64 *hint;
-    clheap_u32 run, blocks, need;
+    clheap_u32 run, blocks, need, kind;
 } clheap_tier_opening;
+
+/* Whether a spare may be opened: the spare is empty and the page tier has handed out
+ * less than half of the pool (see Spares at the top of this file). */
+static CLHEAP_INLINE int clheap_tier_spare_wanted(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL clheap_u64 *hint)
+{
+    return !clheap_load32(clheap_tier_spare_of(h, hint)) && clheap_pages_used(h) < h[CLHEAP_HDR_FRAME_COUNT] / 2u;
+}
 
 /* n requests of class c served together (a warp's, on NVIDIA), in steps around the
  * writing of the headers of the run it may open (clheap_tier_write_run_headers, then
@@ -622,7 +686,14 @@ static CLHEAP_INLINE void clheap_tier_take_begin(CLHEAP_GLOBAL clheap_u32 *h, cl
     g->run = g->first = g->k = g->run2 = g->k2 = 0u; /* defined even when the run gave nothing */
     g->frame = CLHEAP_BM_FAIL;
     g->got = 0;
-    o->hint = clheap_tier_run_take(h, c, n, g);
+    int ahead;
+    o->hint = clheap_tier_run_take(h, c, n, g, &ahead);
+    o->kind = ahead ? CLHEAP_TIER_SPARE : CLHEAP_TIER_FRESH;
+    if (ahead && !clheap_tier_spare_wanted(h, o->hint))
+        o->hint = 0; /* the spare is there, or the pool keeps its frames */
+    clheap_u32 ready = o->hint && !ahead ? clheap_tier_take_spare(h, o->hint) : CLHEAP_BM_FAIL;
+    if (ready != CLHEAP_BM_FAIL)
+        o->kind = CLHEAP_TIER_READY;
     clheap_u32 capacity = h[CLHEAP_HDR_CLASS_CAPACITY + c];
     o->need = n - g->k;
     /* need > 1 first: a class holds at least one slot a block, and a lone request (n = 1,
@@ -632,10 +703,11 @@ static CLHEAP_INLINE void clheap_tier_take_begin(CLHEAP_GLOBAL clheap_u32 *h, cl
                                                      : 0u;
     clheap_u32 near = o->hint && g->k ? g->run + h[CLHEAP_HDR_CLASS_RUN + c] * h[CLHEAP_HDR_CLASS_FRAMES + c]
                                       : CLHEAP_BM_FAIL;
-    o->run = o->blocks ? clheap_pages_take_near(h, o->blocks * h[CLHEAP_HDR_CLASS_FRAMES + c], seed, 1, near,
-                                                CLHEAP_TIER_NEAR_LOOKS)
-                       : CLHEAP_BM_FAIL;
-    if (o->run != CLHEAP_BM_FAIL)
+    o->run = ready != CLHEAP_BM_FAIL ? ready
+             : o->blocks ? clheap_pages_take_near(h, o->blocks * h[CLHEAP_HDR_CLASS_FRAMES + c], seed, 1, near,
+                                                  CLHEAP_TIER_NEAR_LOOKS)
+                         : CLHEAP_BM_FAIL;
+    if (o->run != CLHEAP_BM_FAIL && ready == CLHEAP_BM_FAIL)
         clheap_fence_acquire(); /* the frames' last owner released them after its header writes */
 }
 
@@ -653,20 +725,29 @@ static CLHEAP_INLINE void clheap_tier_take_finish(CLHEAP_GLOBAL clheap_u32 *h, c
     if ((parts & CLHEAP_TIER_INSTALL) && o->blocks) {
         clheap_u32 total = o->blocks * h[CLHEAP_HDR_CLASS_CAPACITY + c];
         clheap_u32 keep = o->need < total ? o->need : total; /* a warp may want more */
-        if (o->run != CLHEAP_BM_FAIL)
+        if (o->run != CLHEAP_BM_FAIL && o->kind != CLHEAP_TIER_READY)
             clheap_tier_list_run(h, o->run, c, o->blocks);
-        if (o->hint) { /* a run used up at once is not installed: the next request opens one */
+        if (o->hint && o->kind == CLHEAP_TIER_SPARE) {
+            if (o->run != CLHEAP_BM_FAIL &&
+                clheap_cas32(clheap_tier_spare_of(h, o->hint), 0u, o->run + 1u) != 0u)
+                clheap_tier_release_whole(h, o->run, c); /* another spare came first */
+            else if (o->run != CLHEAP_BM_FAIL)
+                clheap_store32(h + CLHEAP_HDR_RUNS_OPEN, 1u); /* a spare for clheap_tier_close_all */
+        }
+        else if (o->hint) { /* a run used up at once is not installed: the next request opens one */
             int installs = o->run != CLHEAP_BM_FAIL && keep < total;
             /* no frames: a run's worth (total: a hint's run is RUN(c) blocks) of requests
              * go to the fallback before the next try */
             clheap_u64 wait = o->run == CLHEAP_BM_FAIL ? CLHEAP_TIER_RETRY_AT - total : 0u;
+            if (o->kind == CLHEAP_TIER_READY)
+                clheap_fence_release(); /* the spare's headers, acquired in take_begin, before the run is handed out */
             clheap_xchg64(o->hint, installs ? ((clheap_u64)(o->run + 1u) << 32) | keep : wait);
             if (installs)
                 clheap_store32(h + CLHEAP_HDR_RUNS_OPEN, 1u); /* a hint for clheap_tier_close_all */
         }
         else if (o->run != CLHEAP_BM_FAIL && keep < total)
             clheap_tier_release_run(h, o->run, c, keep, o->blocks, CLHEAP_TIER_RELEASE_LATER);
-        if (o->run != CLHEAP_BM_FAIL) {
+        if (o->run != CLHEAP_BM_FAIL && o->kind != CLHEAP_TIER_SPARE) {
             g->run2 = o->run;
             g->k2 = keep;
         }
@@ -682,13 +763,14 @@ static CLHEAP_INLINE void clheap_tier_take_many(CLHEAP_GLOBAL clheap_u32 *h, clh
 {
     clheap_tier_opening o;
     clheap_tier_take_begin(h, c, n, seed, g, &o);
-    if (o.run != CLHEAP_BM_FAIL) {
+    int fresh = o.run != CLHEAP_BM_FAIL && o.kind != CLHEAP_TIER_READY;
+    if (fresh) {
         clheap_tier_write_run_headers(h, o.run, c, o.blocks, 0u, 1u);
         clheap_fence_release(); /* headers before the blocks are listed or their slots handed out */
     }
     clheap_tier_take_finish(h, c, seed, g, &o,
                             CLHEAP_TIER_INSTALL | CLHEAP_TIER_FALL_BACK | (last ? CLHEAP_TIER_LAST_RESORT : 0));
-    if (o.run != CLHEAP_BM_FAIL) {
+    if (fresh) {
         clheap_u32 share = clheap_tier_settle_share(h, o.blocks * h[CLHEAP_HDR_CLASS_FRAMES + c]);
         clheap_tier_settle_range(h, clheap_tier_settle_claim(h, share), share, 0u, 1u);
     }

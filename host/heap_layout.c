@@ -347,14 +347,14 @@ clheap_status clheap_layout_plan_atomics(const clheap_heap_config *config, uint3
         return CLHEAP_ERROR_INVALID_ARGUMENT;
     int bitmap_kind = clheap_allocator_is_bitmap(a);
     uint32_t hint_words = 0;
-    if (a == CLHEAP_TIER_ALLOC) { /* block hints: per class, per work-group slot */
+    if (a == CLHEAP_TIER_ALLOC) { /* block hints and their spares: per class, per work-group slot */
         if (config->class_count > CLHEAP_MAX_CLASSES)
             return CLHEAP_ERROR_INVALID_ARGUMENT;
         offsets = config->offset_count ? config->offset_count
                   : compute_units < CLHEAP_TIER_MAX_HINT_SLOTS ? compute_units : CLHEAP_TIER_MAX_HINT_SLOTS;
         if (offsets == 0 || offsets > MAX_OFFSETS)
             return CLHEAP_ERROR_INVALID_ARGUMENT;
-        hint_words = 2 * offsets * (config->class_count ? config->class_count
+        hint_words = 3 * offsets * (config->class_count ? config->class_count
                                                         : (uint32_t)(sizeof default_classes / sizeof *default_classes));
     }
     uint32_t header_words = a == CLHEAP_TIER_ALLOC ? (CLHEAP_HDR_HINT_FIRST + hint_words + 3u) & ~3u

@@ -395,45 +395,61 @@ static clheap_status walk_blocks(const uint32_t *w, const uint8_t *free_map, clh
     return CLHEAP_SUCCESS;
 }
 
-/* TierAlloc's run hints (T3), after walk_blocks has checked every block: a live hint's
- * unhanded slots are set in blocks of its class, and no two hints hold one slot.
- * free_map (free frames, 1) is then reused to mark (2) the blocks holding unhanded slots. */
+/* The slots [t, blocks * capacity) of the run of class c at frame `first`, held for a
+ * hint or a spare (T3): set in blocks of the class, in no other hint's or spare's block
+ * (free_map 2 marks them), not counted as objects. */
+static clheap_status walk_held(const uint32_t *w, uint32_t c, uint32_t first, uint32_t t, uint8_t *free_map,
+                               clheap_heap_stats *s, char *what, size_t len)
+{
+    uint32_t capacity = w[CLHEAP_HDR_CLASS_CAPACITY + c], per_block = w[CLHEAP_HDR_CLASS_FRAMES + c];
+    uint32_t blocks = w[CLHEAP_HDR_CLASS_RUN + c];
+    if ((uint64_t)first + (uint64_t)blocks * per_block > w[CLHEAP_HDR_FRAME_COUNT])
+        return clheap_report_violation(what, len, "class %u: a run at frame %u of %u", c, first,
+                                       w[CLHEAP_HDR_FRAME_COUNT]);
+    for (uint32_t i = t; i < blocks * capacity; i += capacity - i % capacity) {
+        uint32_t b = first + i / capacity * per_block;
+        const uint32_t *hd = block_header(w, b);
+        uint64_t held = class_slots(w, c) & ~(i % capacity ? (1ull << (i % capacity)) - 1 : 0);
+        if (hd[CLHEAP_BLOCK_WORD_CLASS] != c + 1 || hd[CLHEAP_BLOCK_WORD_OWNER] != b ||
+            (block_word64(hd, CLHEAP_BLOCK_WORD_ALLOC) & held) != held)
+            return clheap_report_violation(what, len, "class %u: slot %u of the run at frame %u (block at frame %u) is not held",
+                                           c, i, first, b);
+        if (free_map[b] == 2)
+            return clheap_report_violation(what, len, "block at frame %u holds unhanded slots of two runs", b);
+        free_map[b] = 2;
+        uint32_t count = (uint32_t)__builtin_popcountll(held);
+        s->run_slots += count;
+        s->class_objects[c] -= count;
+        s->requested_bytes -= (uint64_t)count * w[CLHEAP_HDR_CLASS_BYTES + c];
+    }
+    return CLHEAP_SUCCESS;
+}
+
+/* TierAlloc's run hints and their spares (T3), after walk_blocks has checked every
+ * block: a live hint's unhanded slots and a spare's every slot are set in blocks of its
+ * class, and no two of them hold one slot. free_map (free frames, 1) is then reused to
+ * mark (2) the blocks holding unhanded slots. */
 static clheap_status walk_runs(const uint32_t *w, uint8_t *free_map, clheap_heap_stats *s, char *what, size_t len)
 {
-    uint32_t frames = w[CLHEAP_HDR_FRAME_COUNT], slots = w[CLHEAP_HDR_HINT_SLOTS];
-    for (uint32_t c = 0; c < w[CLHEAP_HDR_CLASS_COUNT]; c++) {
-        uint32_t capacity = w[CLHEAP_HDR_CLASS_CAPACITY + c], per_block = w[CLHEAP_HDR_CLASS_FRAMES + c];
+    uint32_t frames = w[CLHEAP_HDR_FRAME_COUNT], slots = w[CLHEAP_HDR_HINT_SLOTS], classes = w[CLHEAP_HDR_CLASS_COUNT];
+    const uint32_t *spares = w + CLHEAP_HDR_HINT_FIRST + 2 * (uint64_t)classes * slots;
+    for (uint32_t c = 0; c < classes; c++) {
+        uint32_t per_block = w[CLHEAP_HDR_CLASS_FRAMES + c];
         uint32_t blocks = w[CLHEAP_HDR_CLASS_RUN + c], hints = w[CLHEAP_HDR_CLASS_HINTS + c];
         if (blocks == 0 || (uint64_t)blocks * per_block > frames || hints > slots)
             return clheap_report_violation(what, len, "class %u: %u hints of runs of %u blocks do not fit", c, hints,
                                            blocks);
         for (uint32_t k = 0; k < slots; k++) {
-            if (k >= hints && w[CLHEAP_HDR_HINT_FIRST + 2 * ((uint64_t)c * slots + k) + 1])
-                return clheap_report_violation(what, len, "class %u: unused hint %u names a run", c, k);
             uint64_t hint;
             memcpy(&hint, w + CLHEAP_HDR_HINT_FIRST + 2 * ((uint64_t)c * slots + k), sizeof hint);
-            uint32_t f = (uint32_t)(hint >> 32), t = (uint32_t)hint;
-            if (!f)
-                continue;
-            if ((uint64_t)f - 1 + (uint64_t)blocks * per_block > frames)
-                return clheap_report_violation(what, len, "class %u hint %u names a run at frame %u of %u", c, k, f - 1,
-                                               frames);
-            for (uint32_t i = t; i < blocks * capacity; i += capacity - i % capacity) {
-                uint32_t b = f - 1 + i / capacity * per_block;
-                const uint32_t *hd = block_header(w, b);
-                uint64_t held = class_slots(w, c) & ~(i % capacity ? (1ull << (i % capacity)) - 1 : 0);
-                if (hd[CLHEAP_BLOCK_WORD_CLASS] != c + 1 || hd[CLHEAP_BLOCK_WORD_OWNER] != b ||
-                    (block_word64(hd, CLHEAP_BLOCK_WORD_ALLOC) & held) != held)
-                    return clheap_report_violation(what, len, "class %u hint %u: slot %u of its run (block at frame %u) is not held",
-                                                   c, k, i, b);
-                if (free_map[b] == 2)
-                    return clheap_report_violation(what, len, "block at frame %u holds unhanded slots of two hints", b);
-                free_map[b] = 2;
-                uint32_t count = (uint32_t)__builtin_popcountll(held);
-                s->run_slots += count;
-                s->class_objects[c] -= count;
-                s->requested_bytes -= (uint64_t)count * w[CLHEAP_HDR_CLASS_BYTES + c];
-            }
+            uint32_t f = (uint32_t)(hint >> 32), t = (uint32_t)hint, spare = spares[(uint64_t)c * slots + k];
+            if (k >= hints && (f || spare))
+                return clheap_report_violation(what, len, "class %u: unused hint %u names a run", c, k);
+            clheap_status st = f ? walk_held(w, c, f - 1, t, free_map, s, what, len) : CLHEAP_SUCCESS;
+            if (st == CLHEAP_SUCCESS && spare)
+                st = walk_held(w, c, spare - 1, 0, free_map, s, what, len);
+            if (st != CLHEAP_SUCCESS)
+                return st;
         }
     }
     return CLHEAP_SUCCESS;
@@ -518,6 +534,10 @@ static clheap_status check_bitmap_layout(const uint32_t *w, uint64_t unit_count,
         return clheap_report_violation(what, len, "pool [%llu, %llu) does not hold its %llu items of %llu units",
                                        (unsigned long long)first, (unsigned long long)end, (unsigned long long)items,
                                        (unsigned long long)item_units);
+    uint64_t hint_words = a == CLHEAP_TIER_ALLOC ? 3ull * w[CLHEAP_HDR_CLASS_COUNT] * w[CLHEAP_HDR_HINT_SLOTS] : 0;
+    if (hint_words && CLHEAP_HDR_HINT_FIRST + hint_words > first * (CLHEAP_UNIT / 4u)) /* the header's */
+        return clheap_report_violation(what, len, "%u hint slots a class do not fit before the pool at unit %llu",
+                                       w[CLHEAP_HDR_HINT_SLOTS], (unsigned long long)first);
     uint64_t bm_first = w[CLHEAP_HDR_BITMAP_FIRST], bm_end = bm_first + w[CLHEAP_HDR_BITMAP_UNITS];
     uint64_t hd_first = blocks ? w[CLHEAP_HDR_BLOCK_HEADERS] : bm_end;
     uint64_t hd_end = hd_first + (blocks ? items * CLHEAP_BLOCK_HEADER_UNITS : 0);

@@ -290,6 +290,61 @@ static void failed_run_opening_waits(void **state)
     core_heap_destroy(&heap);
 }
 
+/* A hint's spare (cl/clheap_tier.h, "Spares"): the request whose add crosses a quarter of
+ * the run opens the next one ahead, held whole (the check counts its slots as the run's,
+ * not as objects), and the request that crosses the end installs exactly that run and
+ * empties the spare; trim gives spares back with the runs. */
+static void spare_run_is_opened_ahead_and_installed(void **state)
+{
+    (void)state;
+    core_heap heap;
+    make_heap(&heap, 64u << 20, 0);
+    uint32_t *h = heap.words, c = clheap_class_for(h, 1024);
+    uint32_t total = clheap_tier_run_slots(h, c);
+    assert_true(h[CLHEAP_HDR_CLASS_HINTS + c] > 0 && total >= 2u * CLHEAP_TIER_SPARE_AT);
+    uint64_t *hint = clheap_tier_hint_at(h, c, 0);
+    uint32_t *spare = clheap_tier_spare_of(h, hint), n = 2u * total, *units = calloc(n, sizeof *units);
+    assert_non_null(units);
+    uint32_t first = 0, ahead = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        units[i] = core_heap_malloc(&heap, 1024, 0);
+        assert_int_not_equal(units[i], 0);
+        uint32_t run = (uint32_t)(*hint >> 32), t = (uint32_t)*hint;
+        if (i == 0)
+            first = run;
+        if (run == first && t >= total / CLHEAP_TIER_SPARE_AT && t < total) {
+            if (!ahead) {
+                ahead = *spare;
+                assert_int_not_equal(ahead, 0); /* opened at the quarter */
+                assert_int_not_equal(ahead, first);
+                clheap_heap_stats s = walk_sound(&heap);
+                assert_int_equal(s.class_objects[c], i + 1u); /* the spare's slots are no objects */
+                assert_int_equal(s.run_slots, 2u * total - (i + 1u));
+            }
+            assert_int_equal(*spare, ahead); /* one spare a run's life */
+        }
+        if (run != first) {
+            assert_int_equal(run, ahead); /* the end installed the spare */
+            assert_int_equal(t, 0u); /* its crosser took the old run's last slot */
+            assert_int_equal(*spare, 0u);
+            break;
+        }
+    }
+    assert_int_not_equal(ahead, 0);
+    for (uint32_t i = 0; i < n && !*spare; i++) /* the installed run's own spare */
+        if (!units[i])
+            units[i] = core_heap_malloc(&heap, 1024, 0);
+    assert_int_not_equal(*spare, 0u);
+    for (uint32_t i = 0; i < n && units[i]; i++)
+        core_heap_free_unit(&heap, units[i], 0);
+    core_heap_trim(&heap);
+    assert_int_equal(*spare, 0u); /* given back with the runs */
+    clheap_heap_stats s = walk_sound(&heap);
+    assert_int_equal(s.free_segments * s.segment_frames, h[CLHEAP_HDR_FRAME_COUNT]); /* all whole again */
+    free(units);
+    core_heap_destroy(&heap);
+}
+
 /* Growth accepts exactly the sizes create accepts (issue 52): up to the largest the
  * allocator addresses, one unit less used, and refuses one unit more with the same
  * status. Plans only: nothing of that size is allocated. */
@@ -418,6 +473,7 @@ int main(void)
         cmocka_unit_test(sizes_past_the_pool),
         cmocka_unit_test(every_free_stretch_is_found),
         cmocka_unit_test(failed_run_opening_waits),
+        cmocka_unit_test(spare_run_is_opened_ahead_and_installed),
         cmocka_unit_test(growth_and_create_agree_on_the_largest_heap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

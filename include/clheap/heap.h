@@ -134,8 +134,8 @@ typedef struct clheap_heap_stats {
     uint64_t large_count, large_bytes; /**< large allocations and the frames they hold */
     uint64_t free_pieces;        /**< whole free segments, and runs of free frames in broken ones */
     uint64_t free_segments;      /**< whole free segments */
-    uint64_t run_slots;          /**< slots held by the small tier's run hints, not yet handed out
-                                    (counted in no class_objects) */
+    uint64_t run_slots;          /**< slots held by the small tier's run hints and their spare runs,
+                                    not yet handed out (counted in no class_objects) */
     uint64_t unsettled_blocks;   /**< blocks that frees in small launches left to settle later (made
                                     findable, or given back empty, by later mallocs or
                                     clheap_heap_trim): their frames count as used */
