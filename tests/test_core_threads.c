@@ -150,6 +150,12 @@ static void run_threads(clheap_allocator allocator)
     clheap_heap_config config = clheap_heap_config_default();
     config.allocator = allocator;
     config.size_bytes = 1 << 20; /* small: threads meet, and the heap fills at times */
+#if CLHEAP_TIER_SPARE_AT
+    /* test_core_threads_spares: a pool whose runs the classes can afford, mostly free, so
+     * hints cross their quarters and open spares (cl/clheap_tier.h, "Spares"). */
+    if (allocator == CLHEAP_TIER_ALLOC)
+        config.size_bytes = 64u << 20;
+#endif
     config.offset_count = 4;
     core_heap heap;
     assert_int_equal(core_heap_create(&config, 4, &heap), CLHEAP_SUCCESS);
