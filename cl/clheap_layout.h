@@ -103,6 +103,10 @@
  * all of them, one 32-bit spare word per hint, in the same order (0, or a run opened
  * ahead: its first frame + 1). */
 #define CLHEAP_HDR_HINT_FIRST (CLHEAP_HDR_PAGES_USED + CLHEAP_PAGES_USED_STRIPES * CLHEAP_PAGES_USED_STRIDE)
+/* The first spare word, and the words the hints and spares take, for `classes` classes of
+ * `slots` hint slots (the host passes 64-bit counts, so a corrupted header cannot wrap). */
+#define CLHEAP_HDR_SPARE_FIRST(classes, slots) (CLHEAP_HDR_HINT_FIRST + 2u * (classes) * (slots))
+#define CLHEAP_TIER_HINT_WORDS(classes, slots) (3u * (classes) * (slots))
 /* TierAlloc: the frames the page tier has handed out (cl/clheap_pages.h, P5), the sum
  * (mod 2^32) of CLHEAP_PAGES_USED_STRIPES words a 128-byte line apart, before the hints;
  * a take or release adds to the stripe of its first frame's segment. Why striped: one

@@ -144,7 +144,7 @@ static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u32 *clheap_tier_spare_of(CLHEAP_GLOBA
                                                                     CLHEAP_GLOBAL clheap_u64 *hint)
 {
     clheap_u32 index = (clheap_u32)(((CLHEAP_GLOBAL clheap_u32 *)hint - h) - CLHEAP_HDR_HINT_FIRST) / 2u;
-    return h + CLHEAP_HDR_HINT_FIRST + 2u * h[CLHEAP_HDR_CLASS_COUNT] * h[CLHEAP_HDR_HINT_SLOTS] + index;
+    return h + CLHEAP_HDR_SPARE_FIRST(h[CLHEAP_HDR_CLASS_COUNT], h[CLHEAP_HDR_HINT_SLOTS]) + index;
 }
 
 /* Slots a run of class c holds: RUN(c) blocks of CAPACITY(c). */

@@ -354,8 +354,9 @@ clheap_status clheap_layout_plan_atomics(const clheap_heap_config *config, uint3
                   : compute_units < CLHEAP_TIER_MAX_HINT_SLOTS ? compute_units : CLHEAP_TIER_MAX_HINT_SLOTS;
         if (offsets == 0 || offsets > MAX_OFFSETS)
             return CLHEAP_ERROR_INVALID_ARGUMENT;
-        hint_words = 3 * offsets * (config->class_count ? config->class_count
-                                                        : (uint32_t)(sizeof default_classes / sizeof *default_classes));
+        hint_words = CLHEAP_TIER_HINT_WORDS(config->class_count ? config->class_count
+                                                                : (uint32_t)(sizeof default_classes / sizeof *default_classes),
+                                            offsets);
     }
     uint32_t header_words = a == CLHEAP_TIER_ALLOC ? (CLHEAP_HDR_HINT_FIRST + hint_words + 3u) & ~3u
                             : bitmap_kind          ? (CLHEAP_HDR_BITMAP_WORDS + 3u) & ~3u

@@ -432,7 +432,7 @@ static clheap_status walk_held(const uint32_t *w, uint32_t c, uint32_t first, ui
 static clheap_status walk_runs(const uint32_t *w, uint8_t *free_map, clheap_heap_stats *s, char *what, size_t len)
 {
     uint32_t frames = w[CLHEAP_HDR_FRAME_COUNT], slots = w[CLHEAP_HDR_HINT_SLOTS], classes = w[CLHEAP_HDR_CLASS_COUNT];
-    const uint32_t *spares = w + CLHEAP_HDR_HINT_FIRST + 2 * (uint64_t)classes * slots;
+    const uint32_t *spares = w + CLHEAP_HDR_SPARE_FIRST((uint64_t)classes, slots);
     for (uint32_t c = 0; c < classes; c++) {
         uint32_t per_block = w[CLHEAP_HDR_CLASS_FRAMES + c];
         uint32_t blocks = w[CLHEAP_HDR_CLASS_RUN + c], hints = w[CLHEAP_HDR_CLASS_HINTS + c];
@@ -534,7 +534,8 @@ static clheap_status check_bitmap_layout(const uint32_t *w, uint64_t unit_count,
         return clheap_report_violation(what, len, "pool [%llu, %llu) does not hold its %llu items of %llu units",
                                        (unsigned long long)first, (unsigned long long)end, (unsigned long long)items,
                                        (unsigned long long)item_units);
-    uint64_t hint_words = a == CLHEAP_TIER_ALLOC ? 3ull * w[CLHEAP_HDR_CLASS_COUNT] * w[CLHEAP_HDR_HINT_SLOTS] : 0;
+    uint64_t hint_words =
+        a == CLHEAP_TIER_ALLOC ? CLHEAP_TIER_HINT_WORDS((uint64_t)w[CLHEAP_HDR_CLASS_COUNT], w[CLHEAP_HDR_HINT_SLOTS]) : 0;
     if (hint_words && CLHEAP_HDR_HINT_FIRST + hint_words > first * (CLHEAP_UNIT / 4u)) /* the header's */
         return clheap_report_violation(what, len, "%u hint slots a class do not fit before the pool at unit %llu",
                                        w[CLHEAP_HDR_HINT_SLOTS], (unsigned long long)first);
