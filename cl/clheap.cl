@@ -353,10 +353,14 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_warp(__global clheap_u32 *h, 
      * little else is live. */
     if (opened) { /* the same for every lane of mask */
         clheap_ptx_syncwarp(mask);
-        clheap_u32 index = popcount(mask & ((1u << lane) - 1u)), share = clheap_tier_settle_share(h, opened);
-        clheap_u32 start = index ? 0u : clheap_tier_settle_claim(h, share);
+        clheap_u32 index = popcount(mask & ((1u << lane) - 1u)), leader = 31u - clz(mask & (0u - mask));
+        /* The claimer decides for the warp whether it settles (clheap_tier_openers_settle
+         * reads, and may write, a header word). */
+        clheap_u32 share = index || !clheap_tier_openers_settle(h) ? 0u : clheap_tier_settle_share(h, opened);
+        clheap_u32 start = share ? clheap_tier_settle_claim(h, share) : 0u;
         clheap_ptx_syncwarp(mask); /* the claimer's branch (see clheap_ptx_syncwarp) */
-        start = clheap_ptx_shfl(mask, start, 31u - clz(mask & (0u - mask)));
+        start = clheap_ptx_shfl(mask, start, leader);
+        share = clheap_ptx_shfl(mask, share, leader);
         clheap_tier_settle_range(h, start, share, index, popcount(mask));
     }
 #endif

@@ -368,23 +368,79 @@ static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u32 *clheap_block_mark_flag(CLHEAP_GLO
     return clheap_pages_used_stripe(h, frame) + CLHEAP_PAGES_MARKED_WORD;
 }
 
+/* Whether the page tier has handed out less than `percent` of the pool. */
+static CLHEAP_INLINE int clheap_tier_used_below(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 percent)
+{
+    return (clheap_u64)clheap_pages_used(h) * 100u < (clheap_u64)h[CLHEAP_HDR_FRAME_COUNT] * percent;
+}
+
 static CLHEAP_INLINE int clheap_tier_defers(CLHEAP_GLOBAL clheap_u32 *h)
 {
     return clheap_launch_items() <= CLHEAP_TIER_DEFER_ITEMS &&
-           (clheap_u64)clheap_pages_used(h) * 100u <
-               (clheap_u64)h[CLHEAP_HDR_FRAME_COUNT] * CLHEAP_TIER_DEFER_USED_PERCENT;
+           clheap_tier_used_below(h, CLHEAP_TIER_DEFER_USED_PERCENT);
+}
+
+/* Whether a launch of this size keeps emptied blocks: too large to defer, not too large
+ * to keep (cl/clheap_tier.h, "Keeping"). */
+static CLHEAP_INLINE int clheap_tier_keeping_launch(void)
+{
+    clheap_size items = clheap_launch_items();
+    return items > CLHEAP_TIER_DEFER_ITEMS && items <= CLHEAP_TIER_KEEP_ITEMS;
+}
+
+/* Whether a free that empties a block keeps it: in such a launch, unless the pool was
+ * short of frames since (CLHEAP_HDR_KEEP_FULL: one load of a word rarely written; summing
+ * the page tier's stripes in every such free cost more than the keeping saved). */
+static CLHEAP_INLINE int clheap_tier_keeps(CLHEAP_GLOBAL clheap_u32 *h)
+{
+    return clheap_tier_keeping_launch() && !clheap_load32(h + CLHEAP_HDR_KEEP_FULL);
+}
+
+/* A request on its way to NULL (cl/clheap_tier.h, clheap_tier_take_marks): frees stop
+ * keeping until an opener finds the pool mostly free again. */
+static CLHEAP_INLINE void clheap_tier_stop_keeping(CLHEAP_GLOBAL clheap_u32 *h)
+{
+    if (CLHEAP_TIER_KEEP_ITEMS && !clheap_load32(h + CLHEAP_HDR_KEEP_FULL))
+        clheap_store32(h + CLHEAP_HDR_KEEP_FULL, 1u);
+}
+
+/* Keeps the block at `frame` of class c, which the AND that found `old` emptied: findable
+ * in its class (activated if that AND took it from full), and marked unsettled, so that
+ * settlers (cl/clheap_tier.h), the last resort and clheap_heap_trim give it back. */
+static CLHEAP_INLINE void clheap_block_keep(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame, clheap_u32 c,
+                                            clheap_u64 old)
+{
+    if (old == ~(clheap_u64)0)
+        clheap_block_reactivate(h, frame, c);
+    clheap_block_mark_unsettled(h, frame);
+}
+
+/* Whether a request that opened frames settles its share of the unsettled bitmap: not
+ * while frees keep emptied blocks (cl/clheap_tier.h, "Keeping"), which settling would give
+ * back. Once the pool was short of frames, the opener that finds less than
+ * CLHEAP_TIER_DEFER_USED_PERCENT of it used lets frees keep again. */
+static CLHEAP_INLINE int clheap_tier_openers_settle(CLHEAP_GLOBAL clheap_u32 *h)
+{
+    if (!clheap_tier_keeping_launch())
+        return 1;
+    if (!clheap_load32(h + CLHEAP_HDR_KEEP_FULL))
+        return 0;
+    if (!clheap_tier_used_below(h, CLHEAP_TIER_DEFER_USED_PERCENT))
+        return 1;
+    clheap_store32(h + CLHEAP_HDR_KEEP_FULL, 0u);
+    return 0;
 }
 
 /* What a user's free does after its AND freed `bits` of the block at `frame` of class c
  * and found `old`: where there is something to settle (the block was full, or it is
- * empty now), TierAlloc marks it unsettled if it defers (clheap_tier_defers);
- * otherwise, and always in BlockAlloc, the block is settled at once
- * (clheap_block_after_release). */
+ * empty now), TierAlloc marks it unsettled if it defers (clheap_tier_defers), or keeps
+ * it if it emptied it and keeps (clheap_tier_keeps); otherwise, and always in
+ * BlockAlloc, the block is settled at once (clheap_block_after_release). */
 static CLHEAP_INLINE void clheap_block_after_free(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame, clheap_u32 c,
                                                   clheap_u64 old, clheap_u64 bits)
 {
-    int settles = old == ~(clheap_u64)0 || ((old & ~bits) & clheap_class_slots(h, c)) == 0;
-    if (!clheap_frames_from_pages(h) || !settles) {
+    int empty = ((old & ~bits) & clheap_class_slots(h, c)) == 0;
+    if (!clheap_frames_from_pages(h) || (old != ~(clheap_u64)0 && !empty)) {
         clheap_block_after_release(h, frame, c, old, bits);
         return;
     }
@@ -392,11 +448,14 @@ static CLHEAP_INLINE void clheap_block_after_free(CLHEAP_GLOBAL clheap_u32 *h, c
      * clear: a store by every marking free to lines every free reads slowed the frees of
      * small launches. */
     clheap_u32 flagged = clheap_load32(clheap_block_mark_flag(h, frame));
-    if (!clheap_tier_defers(h)) {
+    if (clheap_tier_defers(h))
+        clheap_block_mark_unsettled(h, frame);
+    else if (empty && clheap_tier_keeps(h))
+        clheap_block_keep(h, frame, c, old);
+    else {
         clheap_block_after_release(h, frame, c, old, bits);
         return;
     }
-    clheap_block_mark_unsettled(h, frame);
     if (!flagged)
         clheap_store32(clheap_block_mark_flag(h, frame), 1u);
 }

@@ -88,6 +88,17 @@
 #define CLHEAP_TIER_DEFER_USED_PERCENT 25
 #endif
 
+/* In launches of more work-items than that, up to CLHEAP_TIER_KEEP_ITEMS, a TierAlloc
+ * free that empties a block keeps it findable in its class, marked unsettled, instead of
+ * giving its frames back at once, until the pool runs short of frames (cl/clheap_tier.h,
+ * "Keeping"). Off by default (0): a program whose kernels malloc and free in a loop in
+ * such launches may pass -DCLHEAP_TIER_KEEP_ITEMS=262144 in its build options; one whose
+ * kernels only free should not (nothing in its launch takes the blocks again, and they
+ * hold frames the next launches look past; docs/tuning.md). */
+#ifndef CLHEAP_TIER_KEEP_ITEMS
+#define CLHEAP_TIER_KEEP_ITEMS 0
+#endif
+
 /* ---- read by cl/clheap_bump.h ---- */
 
 #ifndef CLHEAP_WRAP_MAX_TRIES

@@ -124,6 +124,11 @@
  * every hint, so its NULLs cost many times what its successes did. */
 #define CLHEAP_PAGES_MARKED_WORD 1u
 #define CLHEAP_HDR_RUNS_OPEN (CLHEAP_HDR_PAGES_USED + 2)
+/* Word 8 of stripe 0 (its own 32-byte sector: frees read it, takes add to word 0): set
+ * by a request on its way to NULL, cleared by an opener that finds the pool mostly free;
+ * while set, frees keep no emptied block (cl/clheap_tier.h, "Keeping"). Any value is
+ * valid. */
+#define CLHEAP_HDR_KEEP_FULL (CLHEAP_HDR_PAGES_USED + 8)
 #define CLHEAP_HDR_PAGES_USED ((CLHEAP_HDR_BITMAP_WORDS + 31) & ~31)
 
 /* Block header, one per frame (2 units, fixed offsets, the same in every block so a

@@ -90,6 +90,21 @@
  * (test_tier's mixed sizes to 1 MiB at 75% of its pool got NULLs when frees deferred
  * below half the pool; below a quarter, none).
  *
+ * Keeping (off by default: CLHEAP_TIER_KEEP_ITEMS 0). In launches too large to defer, up
+ * to CLHEAP_TIER_KEEP_ITEMS work-items, a free that empties a block keeps it: the block
+ * stays findable in its class (activated if that free took it from full) and is marked
+ * unsettled, instead of being invalidated and given back at once; requests that open runs
+ * there settle nothing. Why: in launches that malloc and free in a loop the emptied block
+ * is what the class's next requests need; given back, they fell back while a hint's next
+ * run opened (docs/performance.md, "Keeping emptied blocks"). What bounds it: a request on
+ * its way to NULL (clheap_tier_take_marks) sets CLHEAP_HDR_KEEP_FULL, and from then on
+ * frees give emptied blocks back and openers settle their share, until an opener finds
+ * less than CLHEAP_TIER_DEFER_USED_PERCENT of the pool used; that request's last resort
+ * settles every marked container, kept blocks among them, as clheap_heap_trim does. Why
+ * not a bound on the pool's use: summing the page tier's stripes in every such free cost
+ * more than keeping saved, and the hints' runs count in it. Why off: blocks kept by one
+ * launch slowed the next launches that took much of the pool (same section).
+ *
  * Invariants when no kernel runs (verified by clheap_heap_check), beyond those of the
  * blocks and the pages:
  *   T1  every frame is in exactly one of: a free piece of the page tier, a block (its
@@ -105,9 +120,9 @@
  *       (first frame + 1) held whole the same way (t = 0); runs of distinct live hints
  *       and spares do not share a block with unhanded slots.
  *   T4  a block with a free slot that is not in its class's active bitmap is marked
- *       unsettled (so is an empty block not yet given back); a mark on a frame that
- *       starts no block, or a block settled since, is stale and harmless (a settler
- *       reads the class first).
+ *       unsettled (so is an empty block not yet given back, kept or not); a mark on a
+ *       frame that starts no block, or a block settled since, is stale and harmless (a
+ *       settler reads the class first).
  *
  * Linearisation points: small malloc from a run, the add on the hint; otherwise the OR
  * that sets the slot's bit (rolled back if the class re-check fails; for a slot of a
@@ -129,7 +144,9 @@
  * headers (owners, length) are written, then clheap_fence_release, then its class: a
  * free that reads LARGE (after clheap_fence_acquire) sees the length. A free writes
  * class 0, clheap_fence_release, then releases the frames: the next owner's writes
- * come after. A free that marks its block did so after clheap_fence_release and its AND;
+ * come after. A free that marks its block (deferring or keeping it) did so after
+ * clheap_fence_release and its AND (one that keeps a block it took from full activates it
+ * as clheap_block_reactivate does, after a fence_release of its own);
  * the settler's OR on the block's bitmap reads that AND, then clheap_fence_acquire, then
  * it gives the frames back as a free does. */
 
@@ -458,6 +475,7 @@ static CLHEAP_INLINE void clheap_tier_settle(CLHEAP_GLOBAL clheap_u32 *h, int al
  * left to the bounded settlers and clheap_heap_trim. */
 static CLHEAP_INLINE int clheap_tier_take_marks(CLHEAP_GLOBAL clheap_u32 *h)
 {
+    clheap_tier_stop_keeping(h);
     int any = 0;
     for (clheap_u32 i = 0; i < CLHEAP_PAGES_USED_STRIPES; i++) {
         CLHEAP_GLOBAL clheap_u32 *flag = clheap_block_mark_flag(h, i * CLHEAP_PAGES_SEGMENT); /* stripe i's */
@@ -770,7 +788,7 @@ static CLHEAP_INLINE void clheap_tier_take_many(CLHEAP_GLOBAL clheap_u32 *h, clh
     }
     clheap_tier_take_finish(h, c, seed, g, &o,
                             CLHEAP_TIER_INSTALL | CLHEAP_TIER_FALL_BACK | (last ? CLHEAP_TIER_LAST_RESORT : 0));
-    if (fresh) {
+    if (fresh && clheap_tier_openers_settle(h)) {
         clheap_u32 share = clheap_tier_settle_share(h, o.blocks * h[CLHEAP_HDR_CLASS_FRAMES + c]);
         clheap_tier_settle_range(h, clheap_tier_settle_claim(h, share), share, 0u, 1u);
     }

@@ -191,9 +191,11 @@ void core_heap_free_unit(core_heap *heap, uint32_t unit, uint32_t group)
 {
     clheap_core_begin();
     clheap_host_group_index = group;
-    /* TierAlloc's free defers its work in small launches only: odd groups free as in a
-     * large one, so one heap sees both kinds of free (cl/clheap_blocks.h). */
-    clheap_host_launch_items = group & 1u ? CLHEAP_TIER_DEFER_ITEMS + 1u : 1u;
+    /* TierAlloc's free defers its work in small launches only, and keeps emptied blocks in
+     * middle ones: groups free as in launches of each size, so one heap sees every kind
+     * of free (cl/clheap_blocks.h). */
+    static const uint32_t items[4] = {CORE_ITEMS_DEFER, CORE_ITEMS_SETTLE, CORE_ITEMS_DEFER, CORE_ITEMS_KEEP};
+    clheap_host_launch_items = items[group % 4u];
     void *ptr = core_heap_pointer(heap, unit);
     if (clheap_allocator_is_circular(heap->config.allocator))
         clheap_circular_free(heap->words, ptr, clheap_allocator_is_fused(heap->config.allocator),

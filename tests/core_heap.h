@@ -21,7 +21,15 @@ clheap_status core_heap_create(const clheap_heap_config *config, uint32_t comput
                                core_heap *heap);
 void core_heap_destroy(core_heap *heap);
 
-/* malloc/free as a work-item of work-group `group` would call them. */
+/* Launch sizes a TierAlloc free is made in (cl/clheap_blocks.h): a small launch defers
+ * settling, a middle one keeps emptied blocks, a large one settles at once. */
+#define CORE_ITEMS_DEFER 1u
+#define CORE_ITEMS_KEEP (CLHEAP_TIER_DEFER_ITEMS + 1u)
+#define CORE_ITEMS_SETTLE \
+    ((CLHEAP_TIER_KEEP_ITEMS > CLHEAP_TIER_DEFER_ITEMS ? CLHEAP_TIER_KEEP_ITEMS : CLHEAP_TIER_DEFER_ITEMS) + 1u)
+
+/* malloc/free as a work-item of work-group `group` would call them (a free in a launch
+ * of the size group % 4 picks: 1 settles, 3 keeps, 0 and 2 defer). */
 uint32_t core_heap_malloc(core_heap *heap, size_t bytes, uint32_t group);
 void core_heap_free_unit(core_heap *heap, uint32_t unit, uint32_t group);
 /* TierAlloc: n (1..32) requests of one size served together, as a warp's on NVIDIA

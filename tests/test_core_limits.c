@@ -345,6 +345,62 @@ static void spare_run_is_opened_ahead_and_installed(void **state)
     core_heap_destroy(&heap);
 }
 
+/* The first frame of the block that holds `unit`. */
+static uint32_t block_of(uint32_t *h, uint32_t unit)
+{
+    uint32_t frame = (unit - h[CLHEAP_HDR_POOL_START]) / h[CLHEAP_HDR_FRAME_UNITS];
+    return clheap_block_header(h, frame)[CLHEAP_BLOCK_WORD_OWNER];
+}
+
+/* Keeping (cl/clheap_tier.h; on in this test's build): a free in a middle launch that
+ * empties a block leaves it in its class, findable and marked, its frames held; the
+ * class's search takes it again; a request on its way to NULL stops the keeping, and the
+ * kept block is given back; an opener that finds the pool mostly free starts it again. */
+static void emptied_block_is_kept_until_the_pool_runs_short(void **state)
+{
+    (void)state;
+    core_heap heap;
+    make_heap(&heap, 4u << 20, 0);
+    uint32_t *h = heap.words, c = clheap_class_for(h, 64), count = h[CLHEAP_HDR_CLASS_COUNT];
+    uint32_t unit = core_heap_malloc(&heap, 64, 0);
+    assert_int_not_equal(unit, 0);
+    core_heap_trim(&heap); /* its run closed: the object is alone in its block */
+    uint32_t block = block_of(h, unit), used = clheap_pages_used(h);
+    for (int round = 0; round < 2; round++) {
+        core_heap_free_unit(&heap, unit, 3); /* group 3: a middle launch (core_heap.h) */
+        assert_int_equal(*clheap_block_header(h, block), c + 1u);
+        assert_int_equal(*clheap_block_alloc_bits(h, block) & clheap_class_slots(h, c), 0);
+        assert_true(clheap_bm_get(h, CLHEAP_BM_ACTIVE(c), block));
+        assert_true(clheap_bm_get(h, CLHEAP_BM_UNSETTLED(count), block));
+        assert_int_equal(clheap_pages_used(h), used); /* its frames held */
+        walk_sound(&heap);
+        if (round)
+            break;
+        clheap_u64 got = 0;
+        clheap_core_begin();
+        assert_int_equal(clheap_block_reserve_active(h, c, 1u, 0u, &got), block); /* taken again */
+        unit = clheap_slot_unit(h, block, c, (uint32_t)__builtin_ctzll(got));
+    }
+    assert_int_equal(h[CLHEAP_HDR_KEEP_FULL], 0u);
+    uint32_t n = 0, large[128];
+    while (n < 128u && (large[n] = core_heap_malloc(&heap, 65536, 0)) != 0)
+        n++;
+    assert_true(n > 0 && n < 128u);
+    assert_int_equal(h[CLHEAP_HDR_KEEP_FULL], 1u); /* the NULL stopped the keeping */
+    assert_int_not_equal(*clheap_block_header(h, block), c + 1u); /* and gave the block back */
+    for (uint32_t i = 0; i < n; i++)
+        core_heap_free_unit(&heap, large[i], 1);
+    clheap_host_launch_items = CORE_ITEMS_KEEP;
+    unit = core_heap_malloc(&heap, 64, 0); /* opens a run in a mostly free pool */
+    assert_int_not_equal(unit, 0);
+    assert_int_equal(h[CLHEAP_HDR_KEEP_FULL], 0u);
+    core_heap_free_unit(&heap, unit, 1);
+    core_heap_trim(&heap);
+    clheap_heap_stats s = walk_sound(&heap);
+    assert_int_equal(s.free_segments * s.segment_frames, h[CLHEAP_HDR_FRAME_COUNT]); /* all whole again */
+    core_heap_destroy(&heap);
+}
+
 /* Growth accepts exactly the sizes create accepts (issue 52): up to the largest the
  * allocator addresses, one unit less used, and refuses one unit more with the same
  * status. Plans only: nothing of that size is allocated. */
@@ -474,6 +530,7 @@ int main(void)
         cmocka_unit_test(every_free_stretch_is_found),
         cmocka_unit_test(failed_run_opening_waits),
         cmocka_unit_test(spare_run_is_opened_ahead_and_installed),
+        cmocka_unit_test(emptied_block_is_kept_until_the_pool_runs_short),
         cmocka_unit_test(growth_and_create_agree_on_the_largest_heap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

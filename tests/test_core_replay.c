@@ -109,11 +109,11 @@ static pending_free free_begin(replay *r, uint32_t unit)
     return f;
 }
 
-/* Its second step: the AND and what follows, as a free in a large launch (no deferral). */
+/* Its second step: the AND and what follows, as a free in a large launch (no deferral, no keeping). */
 static void free_end(replay *r, const pending_free *f)
 {
     clheap_core_begin();
-    clheap_host_launch_items = CLHEAP_TIER_DEFER_ITEMS + 1u;
+    clheap_host_launch_items = CORE_ITEMS_SETTLE;
     clheap_block_free_slot(r->heap.words, f->frame, f->cls - 1u, f->slot, f->incarnation);
 }
 

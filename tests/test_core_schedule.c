@@ -310,6 +310,36 @@ static void churn_near_full_keeps_every_heap_sound(void **state)
         }
 }
 
+/* TierAlloc's churn in a mostly free pool, where frees in middle launches keep the blocks
+ * they empty (lanes 3, 7, ...: core_heap.h; keeping is on in this build) and the others'
+ * searches take them again, racing their marks' settlers: no allocation is overwritten
+ * and the heap's check passes. */
+static void churn_mostly_free_reuses_kept_blocks(void **state)
+{
+    (void)state;
+    enum { LANES = 16 };
+    static lane lanes[LANES];
+    for (uint32_t seed = 0; seed < 2u; seed++) {
+        core_heap heap;
+        clheap_heap_stats fresh;
+        make_heap(&heap, CLHEAP_TIER_ALLOC, 16u << 20, &fresh);
+        churn c = {&heap, 400, 8, 0, 0};
+        memset(lanes, 0, sizeof lanes);
+        for (int i = 0; i < LANES; i++)
+            lanes[i] = (lane){.index = i, .work = churn_lane, .shared = &c,
+                              .random = 0xD1B54A32D192ED03ull * (uint64_t)(i + 1) + seed};
+        run_lanes(lanes, LANES, 0xFEEDu + seed * 7919u);
+        char who[64];
+        snprintf(who, sizeof who, "mostly free, seed %u", seed);
+        if (c.wrong)
+            fail_msg("%s: %u allocations overwritten", who, c.wrong);
+        if (c.nulls)
+            fail_msg("%s: %u NULL in a mostly free pool", who, c.nulls);
+        verify_and_free(&heap, lanes, LANES, who);
+        core_heap_destroy(&heap);
+    }
+}
+
 /* ---- the CircularMalloc family's lists under churn ---------------------------------- */
 
 typedef struct launch {
@@ -543,6 +573,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(burst_fills_sizes_between_segments),
         cmocka_unit_test(churn_near_full_keeps_every_heap_sound),
+        cmocka_unit_test(churn_mostly_free_reuses_kept_blocks),
         cmocka_unit_test(launches_on_the_lists_lose_nothing),
         cmocka_unit_test(frees_in_any_order_give_back_the_presplit),
         cmocka_unit_test(mixed_rounds_at_75_percent_never_null),

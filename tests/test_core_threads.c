@@ -150,9 +150,10 @@ static void run_threads(clheap_allocator allocator)
     clheap_heap_config config = clheap_heap_config_default();
     config.allocator = allocator;
     config.size_bytes = 1 << 20; /* small: threads meet, and the heap fills at times */
-#if CLHEAP_TIER_SPARE_AT
-    /* test_core_threads_spares: a pool whose runs the classes can afford, mostly free, so
-     * hints cross their quarters and open spares (cl/clheap_tier.h, "Spares"). */
+#if CLHEAP_TIER_SPARE_AT || CLHEAP_TIER_KEEP_ITEMS
+    /* test_core_threads_spares and _keep: a pool whose runs the classes can afford, mostly
+     * free, so hints cross their quarters and open spares, and frees keep emptied blocks
+     * (cl/clheap_tier.h, "Spares", "Keeping"). */
     if (allocator == CLHEAP_TIER_ALLOC)
         config.size_bytes = 64u << 20;
 #endif
