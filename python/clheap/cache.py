@@ -189,6 +189,10 @@ class Cache(Closable, _Front):
     `max_cached_bytes` caps what is kept (oldest released first), `max_total_bytes` live
     plus cached. On the device's out-of-memory the cache releases what it keeps and asks
     again before it raises.
+
+    As with PyOpenCL's MemoryPool, a dropped buffer is handed out again whatever commands
+    still use it: safe on in-order queues; on an out-of-order queue keep arrays alive until
+    the commands that read them are done (docs/python.md, "Queues").
     """
 
     def __init__(self, context: cl.Context, device: Optional[cl.Device] = None,

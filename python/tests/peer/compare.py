@@ -7,6 +7,17 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+# Tests whose outcome with any pool depends on timing, not on the allocator: they drop arrays
+# on an out-of-order queue while commands that read them are pending, so a pool may hand the
+# memory to a later command that runs first (docs/python.md, "Queues"). Run alone on PoCL,
+# test_outoforderqueue_indexing failed 12 of 12 times with MemoryPool, 1 of 12 with the cache,
+# never with no allocator. Reported, not compared.
+RACY_WITH_ANY_POOL = ("test_outoforderqueue_indexing[",)
+
+
+def racy(name: str) -> bool:
+    return name.split("::")[-1].startswith(RACY_WITH_ANY_POOL)
+
 
 def outcomes(folder: Path) -> dict:
     result = {}
@@ -22,7 +33,10 @@ def main() -> int:
     pool, cache = outcomes(pool_dir), outcomes(cache_dir)
     bad = []
     for name, outcome in sorted(pool.items()):
-        if outcome == "passed" and cache.get(name) != "passed":
+        if racy(name):
+            print(f"  racy with any pool, not compared: {name}: MemoryPool {outcome}, "
+                  f"clheap.Cache {cache.get(name, 'missing')}")
+        elif outcome == "passed" and cache.get(name) != "passed":
             bad.append(f"passes with MemoryPool, {cache.get(name, 'missing')} with clheap.Cache: {name}")
     for folder in (pool_dir, cache_dir):
         report = json.loads((folder / "report.json").read_text())
