@@ -46,9 +46,9 @@
  * works, every request of that hint and its neighbour's falls back, and in small
  * launches of in-kernel churn the opening (a take among the fallbacks' own block takes,
  * then the headers) lasted long enough that fallbacks took more of the mallocs' time
- * than any other step (docs/performance.md, "Spare runs"). Why only in a pool less than half used: a spare
- * is a second run a hint holds, and a fuller pool keeps its frames for requests (the
- * last resort gives spares back with the runs, clheap_tier_close_hint). The
+ * than any other step (docs/performance.md, "Spare runs"). Why only in a pool less than
+ * half used: a spare is a second run a hint holds, and a fuller pool keeps its frames for
+ * requests (the last resort gives spares back with the runs, clheap_tier_close_hint). The
  * fallback is BlockAlloc's search of the class's active blocks and opening single blocks
  * (or, where a new block would be mostly unused in a pool short of runs for the class,
  * pieces: frames of their own, large allocations, see clheap_tier_wants_pieces); when that
@@ -140,14 +140,14 @@
  * the exchange that installs the hint; a request's add reads that value and computes
  * addresses from it (the frees that follow read the headers). A spare's headers are
  * written, then clheap_fence_release, then its CAS; the taker's exchange reads it, then
- * clheap_fence_acquire, then (its fence_release before) the exchange that installs it. A large allocation's
- * headers (owners, length) are written, then clheap_fence_release, then its class: a
- * free that reads LARGE (after clheap_fence_acquire) sees the length. A free writes
- * class 0, clheap_fence_release, then releases the frames: the next owner's writes
- * come after. A free that marks its block (deferring or keeping it) did so after
- * clheap_fence_release and its AND (one that keeps a block it took from full activates it
- * as clheap_block_reactivate does, after a fence_release of its own);
- * the settler's OR on the block's bitmap reads that AND, then clheap_fence_acquire, then
+ * clheap_fence_acquire, then (its fence_release before) the exchange that installs it.
+ * A large allocation's headers (owners, length) are written, then clheap_fence_release,
+ * then its class: a free that reads LARGE (after clheap_fence_acquire) sees the length.
+ * A free writes class 0, clheap_fence_release, then releases the frames: the next
+ * owner's writes come after. A free that marks its block (deferring or keeping it) did
+ * so after clheap_fence_release and its AND (one that keeps a block it took from full
+ * activates it as clheap_block_reactivate does, after a fence_release of its own); the
+ * settler's OR on the block's bitmap reads that AND, then clheap_fence_acquire, then
  * it gives the frames back as a free does. */
 
 static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u64 *clheap_tier_hint_at(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c,

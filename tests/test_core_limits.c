@@ -345,13 +345,6 @@ static void spare_run_is_opened_ahead_and_installed(void **state)
     core_heap_destroy(&heap);
 }
 
-/* The first frame of the block that holds `unit`. */
-static uint32_t block_of(uint32_t *h, uint32_t unit)
-{
-    uint32_t frame = (unit - h[CLHEAP_HDR_POOL_START]) / h[CLHEAP_HDR_FRAME_UNITS];
-    return clheap_block_header(h, frame)[CLHEAP_BLOCK_WORD_OWNER];
-}
-
 /* Keeping (cl/clheap_tier.h; on in this test's build): a free in a middle launch that
  * empties a block leaves it in its class, findable and marked, its frames held; the
  * class's search takes it again; a request on its way to NULL stops the keeping, and the
@@ -365,7 +358,9 @@ static void emptied_block_is_kept_until_the_pool_runs_short(void **state)
     uint32_t unit = core_heap_malloc(&heap, 64, 0);
     assert_int_not_equal(unit, 0);
     core_heap_trim(&heap); /* its run closed: the object is alone in its block */
-    uint32_t block = block_of(h, unit), used = clheap_pages_used(h);
+    uint32_t block = 0, cls = 0, incarnation = 0, used = clheap_pages_used(h);
+    assert_int_equal(clheap_frame_locate(h, core_heap_pointer(&heap, unit), &block, &cls, &incarnation), unit);
+    assert_int_equal(cls, c + 1u);
     for (int round = 0; round < 2; round++) {
         core_heap_free_unit(&heap, unit, 3); /* group 3: a middle launch (core_heap.h) */
         assert_int_equal(*clheap_block_header(h, block), c + 1u);

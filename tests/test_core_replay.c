@@ -109,7 +109,8 @@ static pending_free free_begin(replay *r, uint32_t unit)
     return f;
 }
 
-/* Its second step: the AND and what follows, as a free in a large launch (no deferral, no keeping). */
+/* Its second step: the AND and what follows, as a free in a large launch (no deferral,
+ * no keeping). */
 static void free_end(replay *r, const pending_free *f)
 {
     clheap_core_begin();
