@@ -39,8 +39,9 @@
  * that lacks one; it did for BitmapAlloc's malloc and TierAlloc's run handout, whose
  * ordering is the address dependency named by clheap_fence_dependency):
  *   - opening (clheap_block_new): the frames' owners, the class and the iteration
- *     bitmap are written, clheap_fence_release, then the allocation bitmap that makes
- *     slots reservable, clheap_fence_release, then the block is listed. A reserver's OR
+ *     bitmap are written (of every block of a batch), clheap_fence_release, then the
+ *     allocation bitmaps that make slots reservable, clheap_fence_release, then the
+ *     blocks are listed (and a batch's others activated and marked). A reserver's OR
  *     on the allocation bitmap is followed by clheap_fence_acquire and a re-read of the
  *     class: it sees this block's class or a later one, and rolls back if it changed.
  *   - invalidation: the OR that sets every slot bit is the point after which no slot can
@@ -467,26 +468,96 @@ static CLHEAP_INLINE void clheap_block_release_slots(CLHEAP_GLOBAL clheap_u32 *h
     clheap_block_after_release(h, frame, c, clheap_and64(clheap_block_alloc_bits(h, frame), ~bits), bits);
 }
 
-/* Slow path: take frames for a new block of class c and reserve `want` slots in it.
- * The frames come from the page tier, or from BlockAlloc's free-frame bitmap by rotated
- * descents or, when `fit` is given (the last try), by a sweep that sets *fit if it met a
- * run it could have taken. */
+/* Lists the blocks of a run whose headers are written (and released) in the class's
+ * allocated-block bitmap: one OR per container (one OR for a run of one segment): 64
+ * dependent ORs made the opener, and the requests that fall back while it works, wait
+ * on its latency. */
+static CLHEAP_INLINE void clheap_block_list_run(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 run, clheap_u32 c,
+                                                clheap_u32 blocks)
+{
+    clheap_u32 frames = h[CLHEAP_HDR_CLASS_FRAMES + c];
+    clheap_u64 listed = 0;
+    for (clheap_u32 b = run; b < run + blocks * frames; b += frames) {
+        listed |= (clheap_u64)1 << (b & 63u);
+        clheap_u32 next = b + frames;
+        if (next >= run + blocks * frames || next >> 6 != b >> 6) {
+            clheap_block_list_bits(h, c, b >> 6, listed);
+            listed = 0;
+        }
+    }
+}
+
+/* Blocks of class c one opening takes (CLHEAP_TIER_BATCH_FRAMES): TierAlloc on split words,
+ * which has no run hints, opens as many as fit in that many frames, at most the class's
+ * run (which the layout shrinks in small pools); everything else opens one. */
+static CLHEAP_INLINE clheap_u32 clheap_block_batch(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c)
+{
+#if !CLHEAP_ATOMICS64 && CLHEAP_TIER_BATCH_FRAMES
+    if (clheap_frames_from_pages(h)) {
+        clheap_u32 fit = CLHEAP_TIER_BATCH_FRAMES / h[CLHEAP_HDR_CLASS_FRAMES + c], run = h[CLHEAP_HDR_CLASS_RUN + c];
+        return fit < 2u || run < 2u ? 1u : run < fit ? run : fit;
+    }
+#endif
+    (void)h;
+    (void)c;
+    return 1u;
+}
+
+/* Writes the headers of `count` blocks of class c from `frame` on: every frame names its
+ * block's first frame, whose header also gets the class and an empty iteration bitmap. */
+static CLHEAP_INLINE void clheap_block_write_headers(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame, clheap_u32 c,
+                                                     clheap_u32 count)
+{
+    clheap_u32 frames = h[CLHEAP_HDR_CLASS_FRAMES + c];
+    CLHEAP_NO_UNROLL
+    for (clheap_u32 f = 0u; f < count * frames; f++) {
+        clheap_u32 block = frame + f / frames * frames;
+        CLHEAP_GLOBAL clheap_u32 *header = clheap_block_header(h, frame + f);
+        clheap_store32(header + CLHEAP_BLOCK_WORD_OWNER, block);
+        if (frame + f == block) {
+            clheap_store32(header + CLHEAP_BLOCK_WORD_CLASS, c + 1u);
+            clheap_store64(clheap_block_iter_bits(h, block), 0);
+        }
+    }
+}
+
+/* The blocks of a batch after its first (clheap_block_new), their slots free: findable
+ * in the class, and marked unsettled (T4 of cl/clheap_tier.h: an empty block not given
+ * back), so that settlers, the last resort and clheap_heap_trim give back those no request
+ * took. */
+static CLHEAP_INLINE void clheap_block_offer_rest(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame, clheap_u32 c,
+                                                  clheap_u32 count)
+{
+    clheap_u32 frames = h[CLHEAP_HDR_CLASS_FRAMES + c];
+    CLHEAP_NO_UNROLL
+    for (clheap_u32 b = frame + frames; b < frame + count * frames; b += frames) {
+        clheap_bm_try_set(h, CLHEAP_BM_ACTIVE(c), b);
+        clheap_block_mark_unsettled(h, b);
+        if (!clheap_load32(clheap_block_mark_flag(h, b)))
+            clheap_store32(clheap_block_mark_flag(h, b), 1u);
+    }
+}
+
+/* Slow path: take frames for a new block of class c (a batch of them, see
+ * clheap_block_batch, where the frames for one are taken) and reserve `want` slots in the
+ * first. The frames come from the page tier, or from BlockAlloc's free-frame bitmap by
+ * rotated descents or, when `fit` is given (the last try), by a sweep that sets *fit if it
+ * met a run it could have taken. */
 static CLHEAP_INLINE clheap_u32 clheap_block_new(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 want,
                                                  clheap_u32 seed, clheap_u64 *got, int *fit)
 {
-    clheap_u32 frames = h[CLHEAP_HDR_CLASS_FRAMES + c];
-    clheap_u32 frame = clheap_frames_from_pages(h) ? clheap_pages_take(h, frames, seed, 1)
-                       : fit ? clheap_bm_sweep_run(h, CLHEAP_BM_FREE, frames, seed, CLHEAP_BLOCK_SWEEP, fit)
-                             : clheap_bm_try_take_run(h, CLHEAP_BM_FREE, frames, seed);
+    clheap_u32 frames = h[CLHEAP_HDR_CLASS_FRAMES + c], count = clheap_block_batch(h, c);
+    clheap_u32 frame = count > 1u ? clheap_pages_take(h, count * frames, seed, 1) : CLHEAP_BM_FAIL;
+    if (frame == CLHEAP_BM_FAIL) {
+        count = 1u;
+        frame = clheap_frames_from_pages(h) ? clheap_pages_take(h, frames, seed, 1)
+                : fit ? clheap_bm_sweep_run(h, CLHEAP_BM_FREE, frames, seed, CLHEAP_BLOCK_SWEEP, fit)
+                      : clheap_bm_try_take_run(h, CLHEAP_BM_FREE, frames, seed);
+    }
     if (frame == CLHEAP_BM_FAIL)
         return CLHEAP_BM_FAIL;
     clheap_fence_acquire(); /* the frames' last owner released them after its header writes */
-    for (clheap_u32 f = 1u; f < frames; f++)
-        clheap_store32(clheap_block_header(h, frame + f) + CLHEAP_BLOCK_WORD_OWNER, frame);
-    CLHEAP_GLOBAL clheap_u32 *header = clheap_block_header(h, frame);
-    clheap_store32(header + CLHEAP_BLOCK_WORD_OWNER, frame);
-    clheap_store32(header + CLHEAP_BLOCK_WORD_CLASS, c + 1u);
-    clheap_store64(clheap_block_iter_bits(h, frame), 0);
+    clheap_block_write_headers(h, frame, c, count);
     clheap_fence_release(); /* the class is visible before any slot is */
     /* Reserve our slots as we open the block: the first `want` slots are ours. */
     clheap_u64 slots = clheap_class_slots(h, c);
@@ -496,8 +567,12 @@ static CLHEAP_INLINE clheap_u32 clheap_block_new(CLHEAP_GLOBAL clheap_u32 *h, cl
         rest &= rest - 1u;
     }
     clheap_store64(clheap_block_alloc_bits(h, frame), ~slots | mine);
+    for (clheap_u32 b = 1u; b < count; b++)
+        clheap_store64(clheap_block_alloc_bits(h, frame + b * frames), ~slots);
     clheap_fence_release();
-    clheap_block_list_bits(h, c, frame >> 6, (clheap_u64)1 << (frame & 63u));
+    clheap_block_list_run(h, frame, c, count);
+    if (count > 1u)
+        clheap_block_offer_rest(h, frame, c, count);
     if (rest)
         clheap_bm_try_set(h, CLHEAP_BM_ACTIVE(c), frame);
     *got = mine;

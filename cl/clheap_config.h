@@ -99,6 +99,19 @@
 #define CLHEAP_TIER_KEEP_ITEMS 0
 #endif
 
+/* TierAlloc on split words (no 64-bit atomics, cl/clheap_port.h): the frames a block
+ * opening takes at once. It opens as many blocks of the class as fit (at most the class's
+ * run, host/heap_layout.c), reserves its slots in the first, and lists the others active
+ * and marked unsettled, so later requests find them without a page-tier take and settlers
+ * give back those none took (cl/clheap_blocks.h, clheap_block_batch). Why: without run
+ * hints every block was a page-tier take of its own, most of a small malloc's time on a
+ * GPU; 64 frames (one segment, one atomic) cut it without the takes of several segments
+ * that larger batches of the larger classes made (docs/performance.md, "Blocks opened in
+ * batches on split words"). 0: one block an opening. No effect with 64-bit atomics. */
+#ifndef CLHEAP_TIER_BATCH_FRAMES
+#define CLHEAP_TIER_BATCH_FRAMES 64
+#endif
+
 /* ---- read by cl/clheap_bump.h ---- */
 
 #ifndef CLHEAP_WRAP_MAX_TRIES

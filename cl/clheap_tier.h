@@ -50,6 +50,8 @@
  * half used: a spare is a second run a hint holds, and a fuller pool keeps its frames for
  * requests (the last resort gives spares back with the runs, clheap_tier_close_hint). The
  * fallback is BlockAlloc's search of the class's active blocks and opening single blocks
+ * (on split words, which give no hints, blocks in batches of up to
+ * CLHEAP_TIER_BATCH_FRAMES: the first for the request, the rest findable and marked)
  * (or, where a new block would be mostly unused in a pool short of runs for the class,
  * pieces: frames of their own, large allocations, see clheap_tier_wants_pieces); when that
  * fails, the class's runs are closed (a CAS of each live hint to 0, then their unhanded
@@ -201,25 +203,6 @@ static CLHEAP_INLINE void clheap_tier_write_run_headers(CLHEAP_GLOBAL clheap_u32
     }
 }
 
-/* Lists the blocks of a run whose headers are written (and released) in the class's
- * allocated-block bitmap: one OR per container (one OR for a run of one segment): 64
- * dependent ORs made the opener, and the requests that fall back while it works, wait
- * on its latency. Its slots stay reserved (frames from the page tier have all
- * allocation bits set, T2), so only its opener hands them out. */
-static CLHEAP_INLINE void clheap_tier_list_run(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 run, clheap_u32 c,
-                                               clheap_u32 blocks)
-{
-    clheap_u32 frames = h[CLHEAP_HDR_CLASS_FRAMES + c];
-    clheap_u64 listed = 0;
-    for (clheap_u32 b = run; b < run + blocks * frames; b += frames) {
-        listed |= (clheap_u64)1 << (b & 63u);
-        clheap_u32 next = b + frames;
-        if (next >= run + blocks * frames || next >> 6 != b >> 6) {
-            clheap_block_list_bits(h, c, b >> 6, listed);
-            listed = 0;
-        }
-    }
-}
 
 /* Frees the slots [from, blocks * CAPACITY(c)) of a run nobody hands out any more:
  * settling its blocks at once (`later` 0: a closed run, whose closer searches them
@@ -744,7 +727,7 @@ static CLHEAP_INLINE void clheap_tier_take_finish(CLHEAP_GLOBAL clheap_u32 *h, c
         clheap_u32 total = o->blocks * h[CLHEAP_HDR_CLASS_CAPACITY + c];
         clheap_u32 keep = o->need < total ? o->need : total; /* a warp may want more */
         if (o->run != CLHEAP_BM_FAIL && o->kind != CLHEAP_TIER_READY)
-            clheap_tier_list_run(h, o->run, c, o->blocks);
+            clheap_block_list_run(h, o->run, c, o->blocks);
         if (o->hint && o->kind == CLHEAP_TIER_SPARE) {
             if (o->run != CLHEAP_BM_FAIL &&
                 clheap_cas32(clheap_tier_spare_of(h, o->hint), 0u, o->run + 1u) != 0u)

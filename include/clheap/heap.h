@@ -138,8 +138,10 @@ typedef struct clheap_heap_stats {
                                     not yet handed out (counted in no class_objects) */
     uint64_t unsettled_blocks;   /**< blocks that frees in small launches left to settle later (made
                                     findable, or given back empty, by later mallocs or
-                                    clheap_heap_trim), and empty blocks kept where
-                                    CLHEAP_TIER_KEEP_ITEMS is set: their frames count as used */
+                                    clheap_heap_trim), empty blocks kept where
+                                    CLHEAP_TIER_KEEP_ITEMS is set, and on split words blocks
+                                    of an opening's batch no request took yet
+                                    (CLHEAP_TIER_BATCH_FRAMES): their frames count as used */
 } clheap_heap_stats;
 
 /** Makes the heap buffer and initialises it on the device (time proportional to the

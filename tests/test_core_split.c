@@ -1,0 +1,124 @@
+/* TierAlloc on split words (built with CLHEAP_ATOMICS64=0: a device without 64-bit
+ * atomics, cl/clheap_port.h), one thread: with no run hints, a block opening takes a
+ * batch of blocks (cl/clheap_blocks.h, clheap_block_batch); the next requests of the class
+ * are served from the batch with no page-tier take, and the blocks none took go back to
+ * the page tier when the heap is trimmed. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core_heap.h"
+#include "heap_walk.h"
+#include "../cl/clheap_tier.h"
+
+#if CLHEAP_ATOMICS64
+#error "test_core_split is built with CLHEAP_ATOMICS64=0"
+#endif
+
+static void make_heap(core_heap *heap, uint64_t bytes)
+{
+    clheap_heap_config config = clheap_heap_config_default();
+    config.allocator = CLHEAP_TIER_ALLOC;
+    config.size_bytes = bytes;
+    assert_int_equal(core_heap_create(&config, 4, heap), CLHEAP_SUCCESS);
+}
+
+/* The heap's stats; fails the test if its check finds a violation. */
+static clheap_heap_stats walk_sound(core_heap *heap)
+{
+    clheap_heap_stats s;
+    char what[256] = "";
+    if (core_heap_walk(heap, &s, what, sizeof what) != CLHEAP_SUCCESS)
+        fail_msg("heap check: %s", what);
+    return s;
+}
+
+static void all_whole(core_heap *heap)
+{
+    clheap_heap_stats s = walk_sound(heap);
+    assert_int_equal(s.free_segments * s.segment_frames, heap->words[CLHEAP_HDR_FRAME_COUNT]);
+    assert_int_equal(s.unsettled_blocks, 0);
+}
+
+/* Each 16 B request alone (as PoCL's work-items make them): the first opens a batch; the
+ * batch's slots serve the next ones without another take; one more opens the next batch. */
+static void opening_serves_the_class_from_a_batch(void **state)
+{
+    (void)state;
+    core_heap heap;
+    make_heap(&heap, 64u << 20);
+    uint32_t *h = heap.words, c = clheap_class_for(h, 16);
+    uint32_t batch = clheap_block_batch(h, c), frames = h[CLHEAP_HDR_CLASS_FRAMES + c];
+    uint32_t slots = batch * h[CLHEAP_HDR_CLASS_CAPACITY + c], used = clheap_pages_used(h);
+    assert_true(batch > 1u);
+    assert_int_equal(batch * frames, CLHEAP_TIER_BATCH_FRAMES < h[CLHEAP_HDR_CLASS_RUN + c] * frames
+                                         ? CLHEAP_TIER_BATCH_FRAMES
+                                         : h[CLHEAP_HDR_CLASS_RUN + c] * frames);
+    uint32_t *units = calloc(slots + 1u, sizeof *units);
+    assert_non_null(units);
+    units[0] = core_heap_malloc(&heap, 16, 0);
+    assert_int_not_equal(units[0], 0);
+    assert_int_equal(clheap_pages_used(h), used + batch * frames); /* one take for the batch */
+    clheap_heap_stats s = walk_sound(&heap);
+    assert_int_equal(s.class_blocks[c], batch);
+    assert_int_equal(s.unsettled_blocks, batch - 1u); /* the others: findable, marked */
+    for (uint32_t i = 1; i < slots; i++) {
+        units[i] = core_heap_malloc(&heap, 16, i);
+        assert_int_not_equal(units[i], 0);
+    }
+    assert_int_equal(clheap_pages_used(h), used + batch * frames); /* all from the batch */
+    units[slots] = core_heap_malloc(&heap, 16, slots);
+    assert_int_not_equal(units[slots], 0);
+    assert_int_equal(clheap_pages_used(h), used + 2u * batch * frames); /* the next batch */
+    for (uint32_t i = 0; i <= slots; i++)
+        for (uint32_t j = i + 1u; j <= slots; j++)
+            if (units[i] == units[j])
+                fail_msg("requests %u and %u got one slot (unit %u)", i, j, units[i]);
+    s = walk_sound(&heap);
+    assert_int_equal(s.class_objects[c], slots + 1u);
+    for (uint32_t i = 0; i <= slots; i++)
+        core_heap_free_unit(&heap, units[i], 1);
+    core_heap_trim(&heap);
+    all_whole(&heap);
+    free(units);
+    core_heap_destroy(&heap);
+}
+
+/* A batch whose other blocks nobody takes: freeing the one object gives its block back,
+ * and the trim gives back the rest, in every class. */
+static void blocks_no_request_took_go_back_at_trim(void **state)
+{
+    (void)state;
+    core_heap heap;
+    make_heap(&heap, 64u << 20);
+    uint32_t *h = heap.words, batched = 0;
+    for (uint32_t c = 0; c < h[CLHEAP_HDR_CLASS_COUNT]; c++) {
+        uint32_t bytes = h[CLHEAP_HDR_CLASS_BYTES + c], unit = core_heap_malloc(&heap, bytes, c);
+        assert_int_not_equal(unit, 0);
+        clheap_heap_stats s = walk_sound(&heap);
+        /* a lone request of a class whose block would be mostly unused may take a piece,
+         * frames of its own (cl/clheap_tier.h, clheap_tier_wants_pieces): no block */
+        if (s.class_blocks[c])
+            assert_int_equal(s.class_blocks[c], clheap_block_batch(h, c));
+        batched += s.class_blocks[c] > 1u;
+        core_heap_free_unit(&heap, unit, 1);
+        core_heap_trim(&heap);
+        all_whole(&heap);
+    }
+    assert_true(batched > 1u);
+    core_heap_destroy(&heap);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(opening_serves_the_class_from_a_batch),
+        cmocka_unit_test(blocks_no_request_took_go_back_at_trim),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
