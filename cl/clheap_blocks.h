@@ -521,20 +521,36 @@ static CLHEAP_INLINE void clheap_block_write_headers(CLHEAP_GLOBAL clheap_u32 *h
     }
 }
 
-/* The blocks of a batch after its first (clheap_block_new), their slots free: findable
- * in the class, and marked unsettled (T4 of cl/clheap_tier.h: an empty block not given
- * back), so that settlers, the last resort and clheap_heap_trim give back those no request
- * took. */
-static CLHEAP_INLINE void clheap_block_offer_rest(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame, clheap_u32 c,
-                                                  clheap_u32 count)
+/* Publishes the `count` blocks just opened at `frame` (their allocation words released):
+ * lists them all, activates the first if `first_free` (its opener left slots free) and
+ * the others, and marks the others unsettled (T4 of cl/clheap_tier.h: an empty block not
+ * given back), so that requests find them and settlers, the last resort and
+ * clheap_heap_trim give back those no request took. One OR per container of each bitmap:
+ * a batch's 64 blocks activated and marked one by one were 128 dependent atomics on the
+ * opener's path. */
+static CLHEAP_INLINE void clheap_block_publish(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame, clheap_u32 c,
+                                               clheap_u32 count, int first_free)
 {
-    clheap_u32 frames = h[CLHEAP_HDR_CLASS_FRAMES + c];
+    clheap_u32 frames = h[CLHEAP_HDR_CLASS_FRAMES + c], end = frame + count * frames;
+    clheap_u64 listed = 0, offered = 0;
     CLHEAP_NO_UNROLL
-    for (clheap_u32 b = frame + frames; b < frame + count * frames; b += frames) {
-        clheap_bm_try_set(h, CLHEAP_BM_ACTIVE(c), b);
-        clheap_block_mark_unsettled(h, b);
-        if (!clheap_load32(clheap_block_mark_flag(h, b)))
-            clheap_store32(clheap_block_mark_flag(h, b), 1u);
+    for (clheap_u32 b = frame; b < end; b += frames) {
+        clheap_u64 bit = (clheap_u64)1 << (b & 63u);
+        listed |= bit;
+        offered |= b != frame ? bit : (clheap_u64)0;
+        if (b + frames < end && (b + frames) >> 6 == b >> 6)
+            continue;
+        clheap_block_list_bits(h, c, b >> 6, listed);
+        clheap_u64 active = offered | (first_free && b >> 6 == frame >> 6 ? (clheap_u64)1 << (frame & 63u)
+                                                                           : (clheap_u64)0);
+        if (active)
+            clheap_bm_put_bits(h, CLHEAP_BM_ACTIVE(c), b >> 6, active);
+        if (offered) {
+            clheap_or64(clheap_bm_level0(h, CLHEAP_BM_UNSETTLED(h[CLHEAP_HDR_CLASS_COUNT]), b >> 6), offered);
+            if (!clheap_load32(clheap_block_mark_flag(h, b)))
+                clheap_store32(clheap_block_mark_flag(h, b), 1u);
+        }
+        listed = offered = 0;
     }
 }
 
@@ -570,11 +586,7 @@ static CLHEAP_INLINE clheap_u32 clheap_block_new(CLHEAP_GLOBAL clheap_u32 *h, cl
     for (clheap_u32 b = 1u; b < count; b++)
         clheap_store64(clheap_block_alloc_bits(h, frame + b * frames), ~slots);
     clheap_fence_release();
-    clheap_block_list_run(h, frame, c, count);
-    if (count > 1u)
-        clheap_block_offer_rest(h, frame, c, count);
-    if (rest)
-        clheap_bm_try_set(h, CLHEAP_BM_ACTIVE(c), frame);
+    clheap_block_publish(h, frame, c, count, rest != 0);
     *got = mine;
     return frame;
 }
