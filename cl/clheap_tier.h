@@ -528,6 +528,10 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_least_frames(CLHEAP_GLOBAL clheap_u3
  * CLHEAP_TIER_PIECES_POOL_FRAMES frames, when their frames are under half of a block's,
  * and, where the class has no run at all, only if a piece is exactly its frames (no
  * byte of it wasted).
+ * On split words (no hints, W3 of cl/clheap_port.h) only the pool's size says it is short
+ * of runs: judged by the missing hints, every pool was, and in an 8 GiB pool on a GPU the
+ * 1 - 16 KiB requests of mixed-size launches of 2^18 - 2^20 work-items took pieces and ran
+ * 1.5x slower than with blocks (docs/performance.md, "Pieces on split words").
  * Why every class in small pools: the classes with a run per hint slot have herds too.
  * A launch's warps of one (class, hint slot) arrive while the first of them opens the
  * hint's run, and each other one found no block and opened its own (on the scheduled C11
@@ -561,7 +565,9 @@ static CLHEAP_INLINE int clheap_tier_wants_pieces(CLHEAP_GLOBAL clheap_u32 *h, c
     if (h[CLHEAP_HDR_TIER_TYPED])
         return 0; /* a piece is in no class's blocks: parallel_do and device_do would miss it */
     clheap_u32 hints = h[CLHEAP_HDR_CLASS_HINTS + c];
-    int short_of_runs = hints < h[CLHEAP_HDR_HINT_SLOTS] || h[CLHEAP_HDR_FRAME_COUNT] <= CLHEAP_TIER_PIECES_POOL_FRAMES;
+    /* Split words give no hints whatever the pool (W3): there only its size counts. */
+    int short_of_runs = (CLHEAP_ATOMICS64 && hints < h[CLHEAP_HDR_HINT_SLOTS]) ||
+                        h[CLHEAP_HDR_FRAME_COUNT] <= CLHEAP_TIER_PIECES_POOL_FRAMES;
     return short_of_runs && 2u * want * clheap_tier_piece_frames(h, c) < h[CLHEAP_HDR_CLASS_FRAMES + c] &&
            (hints || h[CLHEAP_HDR_CLASS_BYTES + c] % (h[CLHEAP_HDR_FRAME_UNITS] * CLHEAP_UNIT) == 0u);
 }

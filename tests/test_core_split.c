@@ -2,7 +2,7 @@
  * atomics, cl/clheap_port.h), one thread: with no run hints, a block opening takes a
  * batch of blocks (cl/clheap_blocks.h, clheap_block_batch); the next requests of the class
  * are served from the batch with no page-tier take, and the blocks none took go back to
- * the page tier when the heap is trimmed. */
+ * the page tier when the heap is trimmed. Pieces only in small pools. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -114,11 +114,29 @@ static void blocks_no_request_took_go_back_at_trim(void **state)
     core_heap_destroy(&heap);
 }
 
+/* Pieces (cl/clheap_tier.h, clheap_tier_wants_pieces) where the pool is small, judged by
+ * its size alone: split words give no hints in any pool. The rule read on a 64 MiB heap,
+ * then with its frame count past CLHEAP_TIER_PIECES_POOL_FRAMES (the rule reads no more). */
+static void pieces_only_in_small_pools(void **state)
+{
+    (void)state;
+    core_heap heap;
+    make_heap(&heap, 64u << 20);
+    uint32_t *h = heap.words, c = clheap_class_for(h, 4096), frames = h[CLHEAP_HDR_FRAME_COUNT];
+    assert_int_equal(h[CLHEAP_HDR_CLASS_HINTS + c], 0);
+    assert_true(clheap_tier_wants_pieces(h, c, 1u));
+    h[CLHEAP_HDR_FRAME_COUNT] = CLHEAP_TIER_PIECES_POOL_FRAMES + 64u;
+    assert_false(clheap_tier_wants_pieces(h, c, 1u));
+    h[CLHEAP_HDR_FRAME_COUNT] = frames;
+    core_heap_destroy(&heap);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(opening_serves_the_class_from_a_batch),
         cmocka_unit_test(blocks_no_request_took_go_back_at_trim),
+        cmocka_unit_test(pieces_only_in_small_pools),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
