@@ -50,13 +50,12 @@
  * half used: a spare is a second run a hint holds, and a fuller pool keeps its frames for
  * requests (the last resort gives spares back with the runs, clheap_tier_close_hint). The
  * fallback is BlockAlloc's search of the class's active blocks and opening single blocks
- * (on split words, which give no hints, blocks in batches of up to
- * CLHEAP_TIER_BATCH_FRAMES: the first for the request, the rest findable and marked)
- * (or, where a new block would be mostly unused in a pool short of runs for the class,
- * pieces: frames of their own, large allocations, see clheap_tier_wants_pieces); when that
- * fails, the class's runs are closed (a CAS of each live hint to 0, then their unhanded
- * slots are freed) and the search tried again, so memory held by hints never makes
- * malloc report a full heap.
+ * (on split words, which give no hints, batches of up to CLHEAP_TIER_BATCH_FRAMES: the
+ * first block for the request, the rest findable and marked; or, where a new block would
+ * be mostly unused in a pool short of runs for the class, pieces: frames of their own,
+ * large allocations, see clheap_tier_wants_pieces); when that fails, the class's runs are
+ * closed (a CAS of each live hint to 0, then their unhanded slots are freed) and the
+ * search tried again, so memory held by hints never makes malloc report a full heap.
  * A large malloc that finds no frames closes every class's runs and tries once more.
  * A small request that its class still cannot serve (no free slot, no frames for a
  * block or a piece) closes every class's runs, tries its class once more (a lone request
@@ -202,7 +201,6 @@ static CLHEAP_INLINE void clheap_tier_write_run_headers(CLHEAP_GLOBAL clheap_u32
         }
     }
 }
-
 
 /* Frees the slots [from, blocks * CAPACITY(c)) of a run nobody hands out any more:
  * settling its blocks at once (`later` 0: a closed run, whose closer searches them
@@ -529,9 +527,9 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_least_frames(CLHEAP_GLOBAL clheap_u3
  * and, where the class has no run at all, only if a piece is exactly its frames (no
  * byte of it wasted).
  * On split words (no hints, W3 of cl/clheap_port.h) only the pool's size says it is short
- * of runs: judged by the missing hints, every pool was, and in an 8 GiB pool on a GPU the
- * 1 - 16 KiB requests of mixed-size launches of 2^18 - 2^20 work-items took pieces and ran
- * 1.5x slower than with blocks (docs/performance.md, "Pieces on split words").
+ * of runs: judged by the missing hints, every pool was, and in large pools on a GPU the
+ * 1 - 16 KiB requests of large mixed-size launches took pieces, a page-tier take each,
+ * and ran slower than with blocks (docs/performance.md, "Pieces on split words").
  * Why every class in small pools: the classes with a run per hint slot have herds too.
  * A launch's warps of one (class, hint slot) arrive while the first of them opens the
  * hint's run, and each other one found no block and opened its own (on the scheduled C11
@@ -732,6 +730,7 @@ static CLHEAP_INLINE void clheap_tier_take_finish(CLHEAP_GLOBAL clheap_u32 *h, c
     if ((parts & CLHEAP_TIER_INSTALL) && o->blocks) {
         clheap_u32 total = o->blocks * h[CLHEAP_HDR_CLASS_CAPACITY + c];
         clheap_u32 keep = o->need < total ? o->need : total; /* a warp may want more */
+        /* Listed with its slots held (T2): only the hint, or this request, hands them out. */
         if (o->run != CLHEAP_BM_FAIL && o->kind != CLHEAP_TIER_READY)
             clheap_block_list_run(h, o->run, c, o->blocks);
         if (o->hint && o->kind == CLHEAP_TIER_SPARE) {
