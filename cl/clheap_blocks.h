@@ -487,19 +487,24 @@ static CLHEAP_INLINE void clheap_block_list_run(CLHEAP_GLOBAL clheap_u32 *h, clh
     }
 }
 
-/* Blocks of class c one opening takes (CLHEAP_TIER_BATCH_FRAMES): TierAlloc on split words,
- * which has no run hints, opens as many as fit in that many frames, at most the class's
+/* Blocks of class c an opening for `want` slots takes: TierAlloc on split words, which has
+ * no run hints, opens as many as fit in CLHEAP_TIER_BATCH_FRAMES frames, or in
+ * CLHEAP_TIER_BATCH_WHOLE_FRAMES where the request wants a whole block or more (a warp's
+ * worth of one class: its class's other warps come in numbers too), at most the class's
  * run (which the layout shrinks in small pools); everything else opens one. */
-static CLHEAP_INLINE clheap_u32 clheap_block_batch(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c)
+static CLHEAP_INLINE clheap_u32 clheap_block_batch(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 want)
 {
 #if !CLHEAP_ATOMICS64 && CLHEAP_TIER_BATCH_FRAMES
     if (clheap_frames_from_pages(h)) {
-        clheap_u32 fit = CLHEAP_TIER_BATCH_FRAMES / h[CLHEAP_HDR_CLASS_FRAMES + c], run = h[CLHEAP_HDR_CLASS_RUN + c];
+        clheap_u32 budget = want >= h[CLHEAP_HDR_CLASS_CAPACITY + c] ? CLHEAP_TIER_BATCH_WHOLE_FRAMES
+                                                                      : CLHEAP_TIER_BATCH_FRAMES;
+        clheap_u32 fit = budget / h[CLHEAP_HDR_CLASS_FRAMES + c], run = h[CLHEAP_HDR_CLASS_RUN + c];
         return fit < 2u || run < 2u ? 1u : run < fit ? run : fit;
     }
 #endif
     (void)h;
     (void)c;
+    (void)want;
     return 1u;
 }
 
@@ -562,7 +567,7 @@ static CLHEAP_INLINE void clheap_block_publish(CLHEAP_GLOBAL clheap_u32 *h, clhe
 static CLHEAP_INLINE clheap_u32 clheap_block_new(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 want,
                                                  clheap_u32 seed, clheap_u64 *got, int *fit)
 {
-    clheap_u32 frames = h[CLHEAP_HDR_CLASS_FRAMES + c], count = clheap_block_batch(h, c);
+    clheap_u32 frames = h[CLHEAP_HDR_CLASS_FRAMES + c], count = clheap_block_batch(h, c, want);
     clheap_u32 frame = count > 1u ? clheap_pages_take(h, count * frames, seed, 1) : CLHEAP_BM_FAIL;
     if (frame == CLHEAP_BM_FAIL) {
         count = 1u;

@@ -112,6 +112,15 @@
 #define CLHEAP_TIER_BATCH_FRAMES 64
 #endif
 
+/* The same for a request that wants a whole block or more (a warp's worth of one class, on
+ * NVIDIA): a launch with such warps has many of them, which the larger batch serves with
+ * fewer takes. Why not for every request: mixed sizes, whose warps want a few slots of
+ * each class, were slower with every larger batch (docs/performance.md, "Whole-block
+ * requests on split words"). */
+#ifndef CLHEAP_TIER_BATCH_WHOLE_FRAMES
+#define CLHEAP_TIER_BATCH_WHOLE_FRAMES 1024
+#endif
+
 /* ---- read by cl/clheap_bump.h ---- */
 
 #ifndef CLHEAP_WRAP_MAX_TRIES

@@ -2,7 +2,8 @@
  * atomics, cl/clheap_port.h), one thread: with no run hints, a block opening takes a
  * batch of blocks (cl/clheap_blocks.h, clheap_block_batch); the next requests of the class
  * are served from the batch with no page-tier take, and the blocks none took go back to
- * the page tier when the heap is trimmed. Pieces only in small pools. */
+ * the page tier when the heap is trimmed; a warp's worth takes a larger batch. Pieces only
+ * in small pools. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -53,7 +54,7 @@ static void opening_serves_the_class_from_a_batch(void **state)
     core_heap heap;
     make_heap(&heap, 64u << 20);
     uint32_t *h = heap.words, c = clheap_class_for(h, 16);
-    uint32_t batch = clheap_block_batch(h, c), frames = h[CLHEAP_HDR_CLASS_FRAMES + c];
+    uint32_t batch = clheap_block_batch(h, c, 1u), frames = h[CLHEAP_HDR_CLASS_FRAMES + c];
     uint32_t slots = batch * h[CLHEAP_HDR_CLASS_CAPACITY + c], used = clheap_pages_used(h);
     assert_true(batch > 1u);
     assert_int_equal(batch * frames, CLHEAP_TIER_BATCH_FRAMES < h[CLHEAP_HDR_CLASS_RUN + c] * frames
@@ -104,13 +105,39 @@ static void blocks_no_request_took_go_back_at_trim(void **state)
         /* a lone request of a class whose block would be mostly unused may take a piece,
          * frames of its own (cl/clheap_tier.h, clheap_tier_wants_pieces): no block */
         if (s.class_blocks[c])
-            assert_int_equal(s.class_blocks[c], clheap_block_batch(h, c));
+            assert_int_equal(s.class_blocks[c], clheap_block_batch(h, c, 1u));
         batched += s.class_blocks[c] > 1u;
         core_heap_free_unit(&heap, unit, 1);
         core_heap_trim(&heap);
         all_whole(&heap);
     }
     assert_true(batched > 1u);
+    core_heap_destroy(&heap);
+}
+
+/* A warp's worth of one class (core_heap_malloc_many: clheap_tier_malloc_warp's steps)
+ * wants a whole block: its opening takes CLHEAP_TIER_BATCH_WHOLE_FRAMES' batch, larger than
+ * a lone request's in a pool whose runs allow it; all of it goes back at trim. */
+static void whole_block_requests_take_the_larger_batch(void **state)
+{
+    (void)state;
+    core_heap heap;
+    make_heap(&heap, 256u << 20);
+    uint32_t *h = heap.words, c = clheap_class_for(h, 16), capacity = h[CLHEAP_HDR_CLASS_CAPACITY + c];
+    uint32_t whole = clheap_block_batch(h, c, capacity), used = clheap_pages_used(h), units[32];
+    assert_true(capacity <= 32u);
+    assert_true(whole > clheap_block_batch(h, c, capacity - 1u));
+    assert_int_equal(core_heap_malloc_many(&heap, 16, capacity, units, 0), capacity);
+    for (uint32_t i = 0; i < capacity; i++)
+        assert_int_not_equal(units[i], 0);
+    assert_int_equal(clheap_pages_used(h), used + whole * h[CLHEAP_HDR_CLASS_FRAMES + c]);
+    clheap_heap_stats s = walk_sound(&heap);
+    assert_int_equal(s.class_blocks[c], whole);
+    assert_int_equal(s.unsettled_blocks, whole - 1u);
+    for (uint32_t i = 0; i < capacity; i++)
+        core_heap_free_unit(&heap, units[i], 1);
+    core_heap_trim(&heap);
+    all_whole(&heap);
     core_heap_destroy(&heap);
 }
 
@@ -136,6 +163,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(opening_serves_the_class_from_a_batch),
         cmocka_unit_test(blocks_no_request_took_go_back_at_trim),
+        cmocka_unit_test(whole_block_requests_take_the_larger_batch),
         cmocka_unit_test(pieces_only_in_small_pools),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
