@@ -75,7 +75,7 @@
  *       rollbacks only clear bits they set;
  *   I3  the frames' next owner overwrites the word: block_new stores its free slots
  *       after its class (as before), a run's opener ORs all ones in before it writes the
- *       class (clheap_tier_write_run_headers; runs never wrote the word), so a stale AND
+ *       class (clheap_block_write_headers; runs never wrote the word), so a stale AND
  *       that hit the free frame is repaired.
  *   A stale AND before the seal sees every slot taken, so with two slots a block or more
  *   (host/heap_layout.c) it can only take its block for a full one and make it findable,
@@ -468,25 +468,6 @@ static CLHEAP_INLINE void clheap_block_release_slots(CLHEAP_GLOBAL clheap_u32 *h
     clheap_block_after_release(h, frame, c, clheap_and64(clheap_block_alloc_bits(h, frame), ~bits), bits);
 }
 
-/* Lists the blocks of a run whose headers are written (and released) in the class's
- * allocated-block bitmap: one OR per container (one OR for a run of one segment): 64
- * dependent ORs made the opener, and the requests that fall back while it works, wait
- * on its latency. */
-static CLHEAP_INLINE void clheap_block_list_run(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 run, clheap_u32 c,
-                                                clheap_u32 blocks)
-{
-    clheap_u32 frames = h[CLHEAP_HDR_CLASS_FRAMES + c];
-    clheap_u64 listed = 0;
-    for (clheap_u32 b = run; b < run + blocks * frames; b += frames) {
-        listed |= (clheap_u64)1 << (b & 63u);
-        clheap_u32 next = b + frames;
-        if (next >= run + blocks * frames || next >> 6 != b >> 6) {
-            clheap_block_list_bits(h, c, b >> 6, listed);
-            listed = 0;
-        }
-    }
-}
-
 /* Blocks of class c an opening for `want` slots takes: TierAlloc on split words, which has
  * no run hints, opens as many as fit in CLHEAP_TIER_BATCH_FRAMES frames, or in
  * CLHEAP_TIER_BATCH_WHOLE_FRAMES where the request wants a whole block or more (a warp's
@@ -508,33 +489,43 @@ static CLHEAP_INLINE clheap_u32 clheap_block_batch(CLHEAP_GLOBAL clheap_u32 *h, 
     return 1u;
 }
 
-/* Writes the headers of `count` blocks of class c from `frame` on: every frame names its
- * block's first frame, whose header also gets the class and an empty iteration bitmap. */
-static CLHEAP_INLINE void clheap_block_write_headers(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame, clheap_u32 c,
-                                                     clheap_u32 count)
+/* Writes the headers of the frames [first + index, first + blocks * FRAMES(c)) of blocks
+ * being opened, every stride-th: each frame names its block's first frame, whose header
+ * also gets the class and an empty iteration bitmap. The opener writes all of them (index
+ * 0, stride 1); on NVIDIA the lanes of a run opener's warp share them (see
+ * clheap_tier_take_begin). `hold` (a run's blocks): every slot held (T2) before the class
+ * names the block, whatever a free that raced the frames' last block cleared (I3); else
+ * the opener stores the allocation words itself after its release (clheap_block_new). */
+static CLHEAP_INLINE void clheap_block_write_headers(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 first, clheap_u32 c,
+                                                     clheap_u32 blocks, clheap_u32 index, clheap_u32 stride,
+                                                     int hold)
 {
     clheap_u32 frames = h[CLHEAP_HDR_CLASS_FRAMES + c];
     CLHEAP_NO_UNROLL
-    for (clheap_u32 f = 0u; f < count * frames; f++) {
-        clheap_u32 block = frame + f / frames * frames;
-        CLHEAP_GLOBAL clheap_u32 *header = clheap_block_header(h, frame + f);
+    for (clheap_u32 i = index; i < blocks * frames; i += stride) {
+        clheap_u32 block = first + i / frames * frames;
+        CLHEAP_GLOBAL clheap_u32 *header = clheap_block_header(h, first + i);
         clheap_store32(header + CLHEAP_BLOCK_WORD_OWNER, block);
-        if (frame + f == block) {
-            clheap_store32(header + CLHEAP_BLOCK_WORD_CLASS, c + 1u);
+        if (first + i == block) {
+            if (hold)
+                clheap_or64(clheap_block_alloc_bits(h, block), ~(clheap_u64)0);
             clheap_store64(clheap_block_iter_bits(h, block), 0);
+            clheap_store32(header + CLHEAP_BLOCK_WORD_CLASS, c + 1u);
         }
     }
 }
 
-/* Publishes the `count` blocks just opened at `frame` (their allocation words released):
- * lists them all, activates the first if `first_free` (its opener left slots free) and
- * the others, and marks the others unsettled (T4 of cl/clheap_tier.h: an empty block not
- * given back), so that requests find them and settlers, the last resort and
- * clheap_heap_trim give back those no request took. One OR per container of each bitmap:
- * a batch's 64 blocks activated and marked one by one were 128 dependent atomics on the
- * opener's path. */
+/* Publishes the `count` blocks just opened at `frame` (their headers released): lists
+ * them all in the class's allocated-block bitmap; activates the first if `first_free` (its
+ * opener left slots free); and if `others_free` (a batch, clheap_block_new) activates the
+ * others and marks them unsettled (T4 of cl/clheap_tier.h: an empty block not given back),
+ * so that requests find them and settlers, the last resort and clheap_heap_trim give back
+ * those no request took. A run's blocks (both 0) stay held for its hint. One OR per
+ * container of each bitmap: 64 dependent ORs made a run's opener, and the requests that
+ * fall back while it works, wait on its latency, and a batch's 64 blocks activated and
+ * marked one by one were 128 dependent atomics on the opener's path. */
 static CLHEAP_INLINE void clheap_block_publish(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame, clheap_u32 c,
-                                               clheap_u32 count, int first_free)
+                                               clheap_u32 count, int first_free, int others_free)
 {
     clheap_u32 frames = h[CLHEAP_HDR_CLASS_FRAMES + c], end = frame + count * frames;
     clheap_u64 listed = 0, offered = 0;
@@ -542,7 +533,7 @@ static CLHEAP_INLINE void clheap_block_publish(CLHEAP_GLOBAL clheap_u32 *h, clhe
     for (clheap_u32 b = frame; b < end; b += frames) {
         clheap_u64 bit = (clheap_u64)1 << (b & 63u);
         listed |= bit;
-        offered |= b != frame ? bit : (clheap_u64)0;
+        offered |= others_free && b != frame ? bit : (clheap_u64)0;
         if (b + frames < end && (b + frames) >> 6 == b >> 6)
             continue;
         clheap_block_list_bits(h, c, b >> 6, listed);
@@ -578,7 +569,7 @@ static CLHEAP_INLINE clheap_u32 clheap_block_new(CLHEAP_GLOBAL clheap_u32 *h, cl
     if (frame == CLHEAP_BM_FAIL)
         return CLHEAP_BM_FAIL;
     clheap_fence_acquire(); /* the frames' last owner released them after its header writes */
-    clheap_block_write_headers(h, frame, c, count);
+    clheap_block_write_headers(h, frame, c, count, 0u, 1u, 0);
     clheap_fence_release(); /* the class is visible before any slot is */
     /* Reserve our slots as we open the block: the first `want` slots are ours. */
     clheap_u64 slots = clheap_class_slots(h, c);
@@ -591,7 +582,7 @@ static CLHEAP_INLINE clheap_u32 clheap_block_new(CLHEAP_GLOBAL clheap_u32 *h, cl
     for (clheap_u32 b = 1u; b < count; b++)
         clheap_store64(clheap_block_alloc_bits(h, frame + b * frames), ~slots);
     clheap_fence_release();
-    clheap_block_publish(h, frame, c, count, rest != 0);
+    clheap_block_publish(h, frame, c, count, rest != 0, 1);
     *got = mine;
     return frame;
 }

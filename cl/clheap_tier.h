@@ -179,29 +179,6 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_run_unit(CLHEAP_GLOBAL clheap_u32 *h
     return clheap_slot_unit(h, run + index / capacity * h[CLHEAP_HDR_CLASS_FRAMES + c], c, index % capacity);
 }
 
-/* Writes the headers of the frames [run + index, run + blocks * FRAMES(c)) of a run being
- * opened, every stride-th: each frame names its block's first frame, whose header also
- * gets the class and an empty iteration bitmap. The opener writes all of them (index 0,
- * stride 1); on NVIDIA the lanes of its warp share them (see clheap_tier_take_begin). */
-static CLHEAP_INLINE void clheap_tier_write_run_headers(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 run, clheap_u32 c,
-                                                        clheap_u32 blocks, clheap_u32 index, clheap_u32 stride)
-{
-    clheap_u32 frames = h[CLHEAP_HDR_CLASS_FRAMES + c];
-    CLHEAP_NO_UNROLL
-    for (clheap_u32 i = index; i < blocks * frames; i += stride) {
-        clheap_u32 block = run + i / frames * frames;
-        CLHEAP_GLOBAL clheap_u32 *header = clheap_block_header(h, run + i);
-        clheap_store32(header + CLHEAP_BLOCK_WORD_OWNER, block);
-        if (run + i == block) {
-            /* Every slot held (T2) before the class names the block, whatever a free that
-             * raced the frames' last block cleared (I3). */
-            clheap_or64(clheap_block_alloc_bits(h, block), ~(clheap_u64)0);
-            clheap_store64(clheap_block_iter_bits(h, block), 0);
-            clheap_store32(header + CLHEAP_BLOCK_WORD_CLASS, c + 1u);
-        }
-    }
-}
-
 /* Frees the slots [from, blocks * CAPACITY(c)) of a run nobody hands out any more:
  * settling its blocks at once (`later` 0: a closed run, whose closer searches them
  * next), or as a user's free does (a run opened for one request, its unwanted slots:
@@ -665,7 +642,7 @@ static CLHEAP_INLINE int clheap_tier_spare_wanted(CLHEAP_GLOBAL clheap_u32 *h, C
 }
 
 /* n requests of class c served together (a warp's, on NVIDIA), in steps around the
- * writing of the headers of the run it may open (clheap_tier_write_run_headers, then
+ * writing of the headers of the run it may open (clheap_block_write_headers, then
  * clheap_fence_release by every writer). Begin: slots from the hint's run, and the frames
  * of a run to open: the hint's next run if this request's add crossed the end (what the
  * old run lacked comes from the new one's first slots, counted in the hint it
@@ -732,7 +709,7 @@ static CLHEAP_INLINE void clheap_tier_take_finish(CLHEAP_GLOBAL clheap_u32 *h, c
         clheap_u32 keep = o->need < total ? o->need : total; /* a warp may want more */
         /* Listed with its slots held (T2): only the hint, or this request, hands them out. */
         if (o->run != CLHEAP_BM_FAIL && o->kind != CLHEAP_TIER_READY)
-            clheap_block_list_run(h, o->run, c, o->blocks);
+            clheap_block_publish(h, o->run, c, o->blocks, 0, 0);
         if (o->hint && o->kind == CLHEAP_TIER_SPARE) {
             if (o->run != CLHEAP_BM_FAIL &&
                 clheap_cas32(clheap_tier_spare_of(h, o->hint), 0u, o->run + 1u) != 0u)
@@ -771,7 +748,7 @@ static CLHEAP_INLINE void clheap_tier_take_many(CLHEAP_GLOBAL clheap_u32 *h, clh
     clheap_tier_take_begin(h, c, n, seed, g, &o);
     int fresh = o.run != CLHEAP_BM_FAIL && o.kind != CLHEAP_TIER_READY;
     if (fresh) {
-        clheap_tier_write_run_headers(h, o.run, c, o.blocks, 0u, 1u);
+        clheap_block_write_headers(h, o.run, c, o.blocks, 0u, 1u, 1);
         clheap_fence_release(); /* headers before the blocks are listed or their slots handed out */
     }
     clheap_tier_take_finish(h, c, seed, g, &o,

@@ -112,7 +112,7 @@ uint32_t core_heap_malloc_many(core_heap *heap, size_t bytes, uint32_t n, uint32
     clheap_tier_take_begin(h, c, n, seed, &g, &o);
     if (o.run != CLHEAP_BM_FAIL) {
         for (uint32_t lane = n; lane-- > 0;)
-            clheap_tier_write_run_headers(h, o.run, c, o.blocks, lane, n);
+            clheap_block_write_headers(h, o.run, c, o.blocks, lane, n, 1);
         clheap_fence_release();
     }
     clheap_tier_take_finish(h, c, seed, &g, &o, CLHEAP_TIER_INSTALL);

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "core_heap.h"
+#include "core_sound.h"
 #include "../cl/clheap_port.h"
 #include "../cl/clheap_layout.h"
 #include "../cl/clheap_common.h"
@@ -31,14 +32,6 @@ static void make_heap(core_heap *heap, uint64_t bytes)
     config.size_bytes = bytes;
     config.slot_bytes = SLOT_BYTES;
     assert_int_equal(core_heap_create(&config, 4, heap), CLHEAP_SUCCESS);
-}
-
-static void assert_sound(core_heap *heap, const char *when)
-{
-    clheap_heap_stats s;
-    char what[256] = "";
-    if (core_heap_walk(heap, &s, what, sizeof what) != CLHEAP_SUCCESS)
-        fail_msg("%s: %s", when, what);
 }
 
 static uint32_t slot_count(const core_heap *heap)
@@ -80,11 +73,11 @@ static void sweep_fills_every_slot(void **state)
         assert_true(units[i] > units[i - 1]); /* each slot handed out once */
     assert_int_equal(counter(&heap, CLHEAP_HDR_ERR_OUT_OF_MEMORY), 1);
     assert_int_equal(counter(&heap, CLHEAP_HDR_ERR_CONTENDED), 0);
-    assert_sound(&heap, "full");
+    core_heap_sound(&heap, "full");
     /* One slot back: the sweep finds it again. */
     core_heap_free_unit(&heap, units[got / 2], 0);
     assert_int_equal(core_heap_malloc(&heap, SLOT_BYTES, 3), units[got / 2]);
-    assert_sound(&heap, "refilled");
+    core_heap_sound(&heap, "refilled");
     free(units);
     core_heap_destroy(&heap);
 }
@@ -128,7 +121,7 @@ static void missed_free_slot_counts_contended(void **state)
     assert_true(nulls > 0 && served > 0); /* both cases were met */
     assert_int_equal(counter(&heap, CLHEAP_HDR_ERR_CONTENDED) - contended_before, nulls);
     assert_int_equal(counter(&heap, CLHEAP_HDR_ERR_OUT_OF_MEMORY), 1);
-    assert_sound(&heap, "after the probes");
+    core_heap_sound(&heap, "after the probes");
     core_heap_destroy(&heap);
 }
 

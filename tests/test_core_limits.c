@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "core_heap.h"
+#include "core_sound.h"
 #include "heap_walk.h"
 #include "../cl/clheap_tier.h"
 
@@ -22,16 +23,6 @@ static void make_heap(core_heap *heap, uint64_t bytes, int typed)
     config.size_bytes = bytes;
     config.typed_classes = (uint32_t)typed;
     assert_int_equal(core_heap_create(&config, 4, heap), CLHEAP_SUCCESS);
-}
-
-/* The heap's stats; fails the test if its check finds a violation. */
-static clheap_heap_stats walk_sound(core_heap *heap)
-{
-    clheap_heap_stats s;
-    char what[256] = "";
-    if (core_heap_walk(heap, &s, what, sizeof what) != CLHEAP_SUCCESS)
-        fail_msg("heap check: %s", what);
-    return s;
 }
 
 /* Whether `unit` is a live slot of a block listed in class c's allocated-block bitmap:
@@ -73,7 +64,7 @@ static void typed_heap_gives_no_pieces(void **state)
                     fail_msg("%u B object %u (unit %u) is in no block of its class", sizes[k], i, units[i]);
             }
         }
-        walk_sound(&heap);
+        core_heap_sound(&heap, NULL);
         core_heap_destroy(&heap);
     }
 }
@@ -102,7 +93,7 @@ static void untyped_heap_gives_lone_requests_pieces(void **state)
     assert_true(pieces > 0); /* else this heap tests nothing */
     for (uint32_t k = 0; k < sizeof sizes / sizeof *sizes; k++)
         core_heap_free_unit(&heap, units[k], k);
-    walk_sound(&heap);
+    core_heap_sound(&heap, NULL);
     assert_int_equal(heap.words[CLHEAP_HDR_ERR_OUT_OF_MEMORY], 0);
     core_heap_destroy(&heap);
 }
@@ -154,7 +145,7 @@ static void lone_request_finds_what_another_class_run_holds(void **state)
     core_heap_free_unit(&heap, run_slot, 0);
     while (n)
         core_heap_free_unit(&heap, held[--n], 0);
-    walk_sound(&heap);
+    core_heap_sound(&heap, NULL);
     core_heap_destroy(&heap);
 }
 
@@ -237,7 +228,7 @@ static void every_free_stretch_is_found(void **state)
          * (its level-1 containers), whose upper levels find_stretch reads first. */
         for (uint32_t m = 1; m <= 200; m++)
             stretch_at(&heap, (large ? 4096u : 64u) * 64u - 104u, m);
-        clheap_heap_stats s = walk_sound(&heap);
+        clheap_heap_stats s = core_heap_sound(&heap, NULL);
         assert_int_equal(s.free_segments * s.segment_frames, heap.words[CLHEAP_HDR_FRAME_COUNT]); /* all whole again */
         core_heap_destroy(&heap);
     }
@@ -285,7 +276,7 @@ static void failed_run_opening_waits(void **state)
     }
     assert_true(opened);
     core_heap_trim(&heap);
-    walk_sound(&heap);
+    core_heap_sound(&heap, NULL);
     free(units);
     core_heap_destroy(&heap);
 }
@@ -317,7 +308,7 @@ static void spare_run_is_opened_ahead_and_installed(void **state)
                 ahead = *spare;
                 assert_int_not_equal(ahead, 0); /* opened at the quarter */
                 assert_int_not_equal(ahead, first);
-                clheap_heap_stats s = walk_sound(&heap);
+                clheap_heap_stats s = core_heap_sound(&heap, NULL);
                 assert_int_equal(s.class_objects[c], i + 1u); /* the spare's slots are no objects */
                 assert_int_equal(s.run_slots, 2u * total - (i + 1u));
             }
@@ -339,7 +330,7 @@ static void spare_run_is_opened_ahead_and_installed(void **state)
         core_heap_free_unit(&heap, units[i], 0);
     core_heap_trim(&heap);
     assert_int_equal(*spare, 0u); /* given back with the runs */
-    clheap_heap_stats s = walk_sound(&heap);
+    clheap_heap_stats s = core_heap_sound(&heap, NULL);
     assert_int_equal(s.free_segments * s.segment_frames, h[CLHEAP_HDR_FRAME_COUNT]); /* all whole again */
     free(units);
     core_heap_destroy(&heap);
@@ -368,7 +359,7 @@ static void emptied_block_is_kept_until_the_pool_runs_short(void **state)
         assert_true(clheap_bm_get(h, CLHEAP_BM_ACTIVE(c), block));
         assert_true(clheap_bm_get(h, CLHEAP_BM_UNSETTLED(count), block));
         assert_int_equal(clheap_pages_used(h), used); /* its frames held */
-        walk_sound(&heap);
+        core_heap_sound(&heap, NULL);
         if (round)
             break;
         clheap_u64 got = 0;
@@ -391,7 +382,7 @@ static void emptied_block_is_kept_until_the_pool_runs_short(void **state)
     assert_int_equal(h[CLHEAP_HDR_KEEP_FULL], 0u);
     core_heap_free_unit(&heap, unit, 1);
     core_heap_trim(&heap);
-    clheap_heap_stats s = walk_sound(&heap);
+    clheap_heap_stats s = core_heap_sound(&heap, NULL);
     assert_int_equal(s.free_segments * s.segment_frames, h[CLHEAP_HDR_FRAME_COUNT]); /* all whole again */
     core_heap_destroy(&heap);
 }

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "core_heap.h"
+#include "core_sound.h"
 #include "../cl/clheap_port.h"
 #include "../cl/clheap_layout.h"
 #include "../cl/clheap_common.h"
@@ -44,14 +45,6 @@ static uint32_t offset_after_claim(core_heap *heap, uint32_t unit, uint32_t payl
     return heap->words[CLHEAP_HDR_OFFSETS];
 }
 
-static void check_sound(core_heap *heap)
-{
-    clheap_heap_stats s;
-    char what[256] = "";
-    if (core_heap_walk(heap, &s, what, sizeof what) != CLHEAP_SUCCESS)
-        fail_msg("%s", what);
-}
-
 static void single_offset_stays_off_small_chunks(void **state)
 {
     (void)state;
@@ -73,7 +66,7 @@ static void single_offset_stays_off_small_chunks(void **state)
         uint32_t root = level_chunk(&heap, 0u, &units);
         assert_true(units >= floor_units);
         assert_int_equal(offset_after_claim(&heap, root, need - 1u), root + need);
-        check_sound(&heap);
+        core_heap_sound(&heap, NULL);
         core_heap_destroy(&heap);
     }
 }
@@ -90,7 +83,7 @@ static void multi_offsets_move_on_every_claim(void **state)
         uint32_t need = units / 2u;
         assert_true(need >= 2u);
         assert_int_equal(offset_after_claim(&heap, small, need - 1u), small + need);
-        check_sound(&heap);
+        core_heap_sound(&heap, NULL);
         core_heap_destroy(&heap);
     }
 }

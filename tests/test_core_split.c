@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "core_heap.h"
+#include "core_sound.h"
 #include "heap_walk.h"
 #include "../cl/clheap_tier.h"
 
@@ -29,19 +30,9 @@ static void make_heap(core_heap *heap, uint64_t bytes)
     assert_int_equal(core_heap_create(&config, 4, heap), CLHEAP_SUCCESS);
 }
 
-/* The heap's stats; fails the test if its check finds a violation. */
-static clheap_heap_stats walk_sound(core_heap *heap)
-{
-    clheap_heap_stats s;
-    char what[256] = "";
-    if (core_heap_walk(heap, &s, what, sizeof what) != CLHEAP_SUCCESS)
-        fail_msg("heap check: %s", what);
-    return s;
-}
-
 static void all_whole(core_heap *heap)
 {
-    clheap_heap_stats s = walk_sound(heap);
+    clheap_heap_stats s = core_heap_sound(heap, NULL);
     assert_int_equal(s.free_segments * s.segment_frames, heap->words[CLHEAP_HDR_FRAME_COUNT]);
     assert_int_equal(s.unsettled_blocks, 0);
 }
@@ -65,7 +56,7 @@ static void opening_serves_the_class_from_a_batch(void **state)
     units[0] = core_heap_malloc(&heap, 16, 0);
     assert_int_not_equal(units[0], 0);
     assert_int_equal(clheap_pages_used(h), used + batch * frames); /* one take for the batch */
-    clheap_heap_stats s = walk_sound(&heap);
+    clheap_heap_stats s = core_heap_sound(&heap, NULL);
     assert_int_equal(s.class_blocks[c], batch);
     assert_int_equal(s.unsettled_blocks, batch - 1u); /* the others: findable, marked */
     for (uint32_t i = 1; i < slots; i++) {
@@ -80,7 +71,7 @@ static void opening_serves_the_class_from_a_batch(void **state)
         for (uint32_t j = i + 1u; j <= slots; j++)
             if (units[i] == units[j])
                 fail_msg("requests %u and %u got one slot (unit %u)", i, j, units[i]);
-    s = walk_sound(&heap);
+    s = core_heap_sound(&heap, NULL);
     assert_int_equal(s.class_objects[c], slots + 1u);
     for (uint32_t i = 0; i <= slots; i++)
         core_heap_free_unit(&heap, units[i], 1);
@@ -101,7 +92,7 @@ static void blocks_no_request_took_go_back_at_trim(void **state)
     for (uint32_t c = 0; c < h[CLHEAP_HDR_CLASS_COUNT]; c++) {
         uint32_t bytes = h[CLHEAP_HDR_CLASS_BYTES + c], unit = core_heap_malloc(&heap, bytes, c);
         assert_int_not_equal(unit, 0);
-        clheap_heap_stats s = walk_sound(&heap);
+        clheap_heap_stats s = core_heap_sound(&heap, NULL);
         /* a lone request of a class whose block would be mostly unused may take a piece,
          * frames of its own (cl/clheap_tier.h, clheap_tier_wants_pieces): no block */
         if (s.class_blocks[c])
@@ -131,7 +122,7 @@ static void whole_block_requests_take_the_larger_batch(void **state)
     for (uint32_t i = 0; i < capacity; i++)
         assert_int_not_equal(units[i], 0);
     assert_int_equal(clheap_pages_used(h), used + whole * h[CLHEAP_HDR_CLASS_FRAMES + c]);
-    clheap_heap_stats s = walk_sound(&heap);
+    clheap_heap_stats s = core_heap_sound(&heap, NULL);
     assert_int_equal(s.class_blocks[c], whole);
     assert_int_equal(s.unsettled_blocks, whole - 1u);
     for (uint32_t i = 0; i < capacity; i++)
