@@ -97,12 +97,18 @@ static inline void open_device(cl_device_id *device, cl_context *context, cl_com
     CHECK(err);
 }
 
-/* Builds source with the heap's allocator; on failure prints the build log and exits. */
+/* Build options for the examples' programs (--options "..."): a device macro of
+ * cl/clheap_config.h set for the program's clheap_malloc and clheap_free, as
+ * docs/tuning.md describes, so a tuning can be tried on a workload without a rebuild. */
+static const char *example_options = "";
+
+/* Builds source with the heap's allocator and example_options; on failure prints the
+ * build log and exits. */
 static inline cl_program build_or_exit(clheap_heap *heap, const char *source)
 {
     static char log[16384];
     cl_program program = NULL;
-    clheap_status built = clheap_heap_build_program(heap, 1, &source, "", &program, log, sizeof log);
+    clheap_status built = clheap_heap_build_program(heap, 1, &source, example_options, &program, log, sizeof log);
     if (built != CLHEAP_SUCCESS)
         fprintf(stderr, "%s\n", log);
     CHECK(built);

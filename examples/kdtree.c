@@ -26,7 +26,8 @@
  * surfaces of a few spheres (a scanned model's shape, "bunny-like").
  * Usage: clheap-kdtree [--prims N (20000)] [--scene uniform|clustered] [--leaf L (8)]
  *                      [--max-depth D] [--heap-factor F (200: heap = F x the root's
- *                      array)] [--allocator NAME|all (TierAlloc)] [--csv FILE] */
+ *                      array)] [--allocator NAME|all (TierAlloc)] [--csv FILE]
+ *                      [--options "-DCLHEAP_..." (build options of its program)] */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -737,12 +738,13 @@ int main(int argc, char **argv)
     const char *scene_name = arg_str(argc, argv, "--scene", "uniform");
     const char *which = arg_str(argc, argv, "--allocator", clheap_allocator_name(CLHEAP_DEFAULT_ALLOCATOR));
     const char *csv_path = arg_str(argc, argv, "--csv", NULL);
+    example_options = arg_str(argc, argv, "--options", "");
     int clustered = strcmp(scene_name, "clustered") == 0;
     sc.max_depth = (uint32_t)arg_int(argc, argv, "--max-depth", (int)(8.0 + 1.3 * log2((double)(sc.prims ? sc.prims : 1))));
     if (sc.prims < 1 || sc.prims > (1u << 26) || sc.leaf < 1 || sc.heap_factor < 2 || sc.max_depth > 60 ||
         (!clustered && strcmp(scene_name, "uniform") != 0)) {
         fprintf(stderr, "usage: %s [--prims N (1..2^26)] [--scene uniform|clustered] [--leaf L] [--max-depth D (<= 60)] "
-                        "[--heap-factor F (>= 2)] [--allocator NAME|all] [--csv FILE]\n", argv[0]);
+                        "[--heap-factor F (>= 2)] [--allocator NAME|all] [--csv FILE] [--options \"BUILD OPTIONS\"]\n", argv[0]);
         return 2;
     }
     /* Nodes: the heuristic keeps duplication low, so twice the primitives is ample; a

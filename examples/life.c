@@ -17,7 +17,8 @@
  * FreeHeap serves one work-item at a time by design); --allocator all runs them in turn.
  * Usage: clheap-life [--size N (256)] [--generations G (64)] [--check-every K (1)]
  *                    [--allocator NAME|all (TierAlloc)] [--heap-mib M (the start's
- *                    objects 8 times over)] [--fit] [--csv FILE]
+ *                    objects 8 times over)] [--fit] [--csv FILE] [--options "-DCLHEAP_..."
+ *                    (build options of the game's program)] [--no-warp (no warp coalescing)]
  * --fit: the heap stays at --heap-mib, and the largest torus (to 8 cells, or 1/16) whose
  * game runs the generations verified in it is searched, per allocator (the space
  * efficiency test of DynaSOAr's paper). */
@@ -138,6 +139,7 @@ typedef struct world {
     uint32_t n, generations, check_every, heap_mib;
     int fixed; /* --fit: the heap never grows */
     clheap_allocator allocator; /* --fit: the one being tried */
+    int no_warp;                /* --no-warp: config.no_warp_coalescing */
 } world;
 
 typedef struct outcome {
@@ -192,6 +194,7 @@ static outcome play(const world *w, clheap_allocator allocator)
     while (!w->heap_mib && config.size_bytes < (uint64_t)count * 16 * 8)
         config.size_bytes *= 2;
     config.slot_bytes = 16; /* BitmapAlloc: the objects' size */
+    config.no_warp_coalescing = (uint32_t)w->no_warp;
     config.grow.factor = w->fixed ? 0.0 : 2.0;
     config.grow.max_bytes = (uint64_t)cells * 16 * 8 + (64u << 20);
     clheap_heap *heap = NULL;
@@ -317,13 +320,16 @@ int main(int argc, char **argv)
     w.check_every = (uint32_t)arg_int(argc, argv, "--check-every", 1);
     w.heap_mib = (uint32_t)arg_int(argc, argv, "--heap-mib", 0);
     w.fixed = arg_flag(argc, argv, "--fit");
+    w.no_warp = arg_flag(argc, argv, "--no-warp");
+    example_options = arg_str(argc, argv, "--options", "");
     fit_range fit = {0, 0, 0}; /* where --fit looks: to resume a search cut off by a time limit */
     int fit_ok = fit_range_args(argc, argv, 32768, &fit);
     const char *which = arg_str(argc, argv, "--allocator", clheap_allocator_name(CLHEAP_DEFAULT_ALLOCATOR));
     const char *csv_path = arg_str(argc, argv, "--csv", NULL);
     if (w.n < 8 || w.n > 32768 || w.generations < 1 || w.check_every < 1 || (w.fixed && !w.heap_mib) || !fit_ok) {
         fprintf(stderr, "usage: %s [--size N (8..32768)] [--generations G] [--check-every K] "
-                        "[--allocator NAME|all] [--heap-mib M] [--fit [--fit-known K] [--fit-from N] [--fit-to N]] [--csv FILE]\n", argv[0]);
+                        "[--allocator NAME|all] [--heap-mib M] [--fit [--fit-known K] [--fit-from N] [--fit-to N]] [--csv FILE] "
+                        "[--options \"BUILD OPTIONS\"] [--no-warp]\n", argv[0]);
         return 2;
     }
     char name[256];

@@ -31,7 +31,8 @@
  * wrong, 1 when something was wrong, 0 when every game verified.
  * Usage: clheap-wator [--size N (256)] [--steps S (100)] [--check-every K (1)]
  *                     [--allocator NAME|all (BlockAlloc)] [--heap-mib M (128 bytes a
- *                     cell)] [--lists] [--fit] [--csv FILE]
+ *                     cell)] [--lists] [--fit] [--csv FILE] [--options "-DCLHEAP_..."
+ *                     (build options of its program)]
  * --fit: the heap stays at --heap-mib, and the largest grid (to 8 cells, or 1/16) whose
  * game runs the steps verified in it is searched, per allocator (the paper's space
  * efficiency test). */
@@ -594,11 +595,13 @@ int main(int argc, char **argv)
     fit_range fit = {0, 0, 0}; /* where --fit looks: to resume a search cut off by a time limit */
     int fit_ok = fit_range_args(argc, argv, 16384, &fit);
     w.lists = arg_flag(argc, argv, "--lists");
+    example_options = arg_str(argc, argv, "--options", "");
     const char *which = arg_str(argc, argv, "--allocator", clheap_allocator_name(CLHEAP_TYPED_ALLOCATOR));
     const char *csv_path = arg_str(argc, argv, "--csv", NULL), *trace_path = arg_str(argc, argv, "--trace", NULL);
     if (w.n < 8 || w.n > 16384 || w.steps < 1 || w.check_every < 1 || (w.fixed && !w.heap_mib) || !fit_ok) {
         fprintf(stderr, "usage: %s [--size N (8..16384)] [--steps S] [--check-every K] [--allocator NAME|all] "
-                        "[--heap-mib M] [--lists] [--fit [--fit-known K] [--fit-from N] [--fit-to N]] [--csv FILE] [--trace FILE]\n", argv[0]);
+                        "[--heap-mib M] [--lists] [--fit [--fit-known K] [--fit-from N] [--fit-to N]] [--csv FILE] [--trace FILE] "
+                        "[--options \"BUILD OPTIONS\"]\n", argv[0]);
         return 2;
     }
     char name[256];
