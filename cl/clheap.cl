@@ -472,15 +472,15 @@ static CLHEAP_INLINE CLHEAP_ENTRY clheap_u32 clheap_malloc_unit(CLHEAP_GLOBAL cl
     return clheap_atomic_malloc_unit(clheap_words(heap), size);
 #elif CLHEAP_ALLOCATOR == CLHEAP_KIND_ATOMIC_WRAP
     return clheap_atomic_wrap_malloc_unit(clheap_words(heap), size);
-#elif CLHEAP_IS_CIRCULAR && defined(CLHEAP_HAVE_PTX)
+#elif CLHEAP_IS_CIRCULAR && CLHEAP_WARP_COALESCED
     return clheap_circular_malloc_warp(clheap_words(heap), size);
 #elif CLHEAP_IS_CIRCULAR
     return clheap_circular_malloc_unit(clheap_words(heap), size, CLHEAP_FUSED, CLHEAP_MULTI);
 #elif CLHEAP_ALLOCATOR == CLHEAP_KIND_BITMAP
     return clheap_bitmap_malloc_unit(clheap_words(heap), size, clheap_rotation_seed());
-#elif CLHEAP_ALLOCATOR == CLHEAP_KIND_TIER && defined(CLHEAP_HAVE_PTX)
+#elif CLHEAP_ALLOCATOR == CLHEAP_KIND_TIER && CLHEAP_WARP_COALESCED
     return clheap_tier_malloc_warp(clheap_words(heap), size);
-#elif CLHEAP_HAS_BLOCKS && defined(CLHEAP_HAVE_PTX)
+#elif CLHEAP_HAS_BLOCKS && CLHEAP_WARP_COALESCED
     return clheap_blocks_malloc_warp(clheap_words(heap), size);
 #elif CLHEAP_ALLOCATOR == CLHEAP_KIND_BLOCKS
     return clheap_blocks_malloc_unit(clheap_words(heap), size, clheap_rotation_seed());
@@ -519,13 +519,13 @@ static CLHEAP_INLINE CLHEAP_ENTRY void clheap_free(CLHEAP_GLOBAL clheap_heap *he
         return;
 #if CLHEAP_ALLOCATOR == CLHEAP_KIND_FREEHEAP
     clheap_freeheap_free(clheap_words(heap), ptr);
-#elif CLHEAP_IS_CIRCULAR && defined(CLHEAP_HAVE_PTX)
+#elif CLHEAP_IS_CIRCULAR && CLHEAP_WARP_COALESCED
     clheap_circular_free_warp(clheap_words(heap), ptr);
 #elif CLHEAP_IS_CIRCULAR
     clheap_circular_free(clheap_words(heap), ptr, CLHEAP_FUSED, CLHEAP_MULTI);
 #elif CLHEAP_ALLOCATOR == CLHEAP_KIND_BITMAP
     clheap_bitmap_free(clheap_words(heap), ptr);
-#elif CLHEAP_HAS_BLOCKS && defined(CLHEAP_HAVE_PTX)
+#elif CLHEAP_HAS_BLOCKS && CLHEAP_WARP_COALESCED
     clheap_blocks_free_warp(clheap_words(heap), ptr);
 #elif CLHEAP_ALLOCATOR == CLHEAP_KIND_BLOCKS
     clheap_blocks_free(clheap_words(heap), ptr);

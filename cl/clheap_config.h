@@ -30,7 +30,9 @@
  * Inline in warp-coalesced builds (CLHEAP_HAVE_PTX, NVIDIA): their bodies are the warp
  * paths, and called out of line they handed lanes that reached the call apart wrong slots
  * (objects leaked, stray writes), as the game of life's spawn kernel does; inline at each
- * site they do not (docs/design.md, "Warp coalescing"). Not a tuning knob. */
+ * site they do not (docs/design.md, "Warp coalescing"). Also inline where a program turns
+ * the warp paths off (CLHEAP_WARP_PATHS below): the build that was measured. Not a tuning
+ * knob. */
 #if defined(CLHEAP_HAVE_PTX)
 #define CLHEAP_ENTRY
 #else
@@ -39,6 +41,26 @@
 
 #ifndef CLHEAP_WARP_COALESCE_UNITS
 #define CLHEAP_WARP_COALESCE_UNITS 5u /* requests up to 64 B (+ the header unit) */
+#endif
+
+/* 1: on a heap with warp coalescing (NVIDIA: CLHEAP_HAVE_PTX), this program's clheap_malloc
+ * and clheap_free serve the lanes of a warp together (cl/clheap.cl). 0: each lane's request
+ * goes alone, as on a heap without warp coalescing (config.no_warp_coalescing), while the
+ * heap's other programs keep theirs: the two meet on the same words through the same
+ * atomics (a warp path's unserved lanes go alone too). Per program. Why a switch: where a
+ * kernel's lanes reach malloc apart, in a loop (the game of life's spawn: a neighbour
+ * already taken skips the call, a lost claim frees at once), requests alone were faster
+ * than the warp paths, whose groups there are small and wait at the warp's syncs for their
+ * leader; where warps arrive whole (one malloc per work-item, churn) the warp paths are
+ * much faster, and no rule on the lanes present told the two apart (docs/performance.md,
+ * "Life and the warp paths"). */
+#ifndef CLHEAP_WARP_PATHS
+#define CLHEAP_WARP_PATHS 1
+#endif
+#if defined(CLHEAP_HAVE_PTX) && CLHEAP_WARP_PATHS
+#define CLHEAP_WARP_COALESCED 1
+#else
+#define CLHEAP_WARP_COALESCED 0
 #endif
 
 /* ---- read by cl/clheap_resize.h ---- */
