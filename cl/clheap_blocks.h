@@ -558,13 +558,20 @@ static CLHEAP_INLINE void clheap_block_publish(CLHEAP_GLOBAL clheap_u32 *h, clhe
 static CLHEAP_INLINE clheap_u32 clheap_block_new(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 want,
                                                  clheap_u32 seed, clheap_u64 *got, int *fit)
 {
-    clheap_u32 frames = h[CLHEAP_HDR_CLASS_FRAMES + c], count = clheap_block_batch(h, c, want);
-    clheap_u32 frame = count > 1u ? clheap_pages_take(h, count * frames, seed, 1) : CLHEAP_BM_FAIL;
-    if (frame == CLHEAP_BM_FAIL) {
-        count = 1u;
-        frame = clheap_frames_from_pages(h) ? clheap_pages_take(h, frames, seed, 1)
-                : fit ? clheap_bm_sweep_run(h, CLHEAP_BM_FREE, frames, seed, CLHEAP_BLOCK_SWEEP, fit)
-                      : clheap_bm_try_take_run(h, CLHEAP_BM_FREE, frames, seed);
+    clheap_u32 frames = h[CLHEAP_HDR_CLASS_FRAMES + c], count = clheap_block_batch(h, c, want), frame;
+    if (clheap_frames_from_pages(h)) {
+        /* The batch, then one block, from one call site of the page tier's take: compilers
+         * that inline every call (Mesa's rusticl) copy the whole take once per site. */
+        CLHEAP_NO_UNROLL
+        for (;;) {
+            frame = clheap_pages_take(h, count * frames, seed, 1);
+            if (frame != CLHEAP_BM_FAIL || count == 1u)
+                break;
+            count = 1u;
+        }
+    } else {
+        frame = fit ? clheap_bm_sweep_run(h, CLHEAP_BM_FREE, frames, seed, CLHEAP_BLOCK_SWEEP, fit)
+                    : clheap_bm_try_take_run(h, CLHEAP_BM_FREE, frames, seed);
     }
     if (frame == CLHEAP_BM_FAIL)
         return CLHEAP_BM_FAIL;

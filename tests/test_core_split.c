@@ -2,8 +2,8 @@
  * atomics, cl/clheap_port.h), one thread: with no run hints, a block opening takes a
  * batch of blocks (cl/clheap_blocks.h, clheap_block_batch); the next requests of the class
  * are served from the batch with no page-tier take, and the blocks none took go back to
- * the page tier when the heap is trimmed; a warp's worth takes a larger batch. Pieces only
- * in small pools. */
+ * the page tier when the heap is trimmed; a warp's worth takes a larger batch; where no
+ * batch fits, one block. Pieces only in small pools. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -132,6 +132,41 @@ static void whole_block_requests_take_the_larger_batch(void **state)
     core_heap_destroy(&heap);
 }
 
+/* Where no batch fits (one free frame left), the opening takes one block: the batch's
+ * take fails, and the same call site takes the frames of one (clheap_block_new). */
+static void an_opening_where_no_batch_fits_takes_one_block(void **state)
+{
+    (void)state;
+    core_heap heap;
+    make_heap(&heap, 64u << 20);
+    uint32_t *h = heap.words, c = clheap_class_for(h, 16), frames = h[CLHEAP_HDR_CLASS_FRAMES + c];
+    uint32_t segment_bytes = CLHEAP_PAGES_SEGMENT * h[CLHEAP_HDR_FRAME_UNITS] * CLHEAP_UNIT;
+    assert_true(clheap_block_batch(h, c, 1u) > 1u);
+    uint32_t count = h[CLHEAP_HDR_FRAME_COUNT] / CLHEAP_PAGES_SEGMENT, n = 0;
+    uint32_t *units = calloc(count + 1u, sizeof *units);
+    assert_non_null(units);
+    while (n <= count && (units[n] = core_heap_malloc(&heap, segment_bytes, n)) != 0u)
+        n++;
+    assert_int_equal(n, count); /* every segment taken whole */
+    core_heap_free_unit(&heap, units[n - 1u], 1);
+    units[n - 1u] = core_heap_malloc(&heap, segment_bytes - frames * h[CLHEAP_HDR_FRAME_UNITS] * CLHEAP_UNIT, 0);
+    assert_int_not_equal(units[n - 1u], 0);
+    assert_int_equal(clheap_pages_used(h), h[CLHEAP_HDR_FRAME_COUNT] - frames); /* one block's frames free */
+    uint32_t small = core_heap_malloc(&heap, 16, 0);
+    assert_int_not_equal(small, 0);
+    assert_int_equal(clheap_pages_used(h), h[CLHEAP_HDR_FRAME_COUNT]);
+    clheap_heap_stats st = core_heap_sound(&heap, NULL);
+    assert_int_equal(st.class_blocks[c], 1);
+    assert_int_equal(st.unsettled_blocks, 0);
+    core_heap_free_unit(&heap, small, 1);
+    for (uint32_t i = 0; i < n; i++)
+        core_heap_free_unit(&heap, units[i], 1);
+    core_heap_trim(&heap);
+    all_whole(&heap);
+    free(units);
+    core_heap_destroy(&heap);
+}
+
 /* Pieces (cl/clheap_tier.h, clheap_tier_wants_pieces) where the pool is small, judged by
  * its size alone: split words give no hints in any pool. The rule read on a 64 MiB heap,
  * then with its frame count past CLHEAP_TIER_PIECES_POOL_FRAMES (the rule reads no more). */
@@ -155,6 +190,7 @@ int main(void)
         cmocka_unit_test(opening_serves_the_class_from_a_batch),
         cmocka_unit_test(blocks_no_request_took_go_back_at_trim),
         cmocka_unit_test(whole_block_requests_take_the_larger_batch),
+        cmocka_unit_test(an_opening_where_no_batch_fits_takes_one_block),
         cmocka_unit_test(pieces_only_in_small_pools),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
