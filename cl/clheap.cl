@@ -451,12 +451,40 @@ static CLHEAP_INLINE int clheap_has_magic(CLHEAP_GLOBAL clheap_u32 *h)
     return h[CLHEAP_HDR_MAGIC] == CLHEAP_MAGIC;
 }
 
-/* clheap_has_magic, counting a call on an unformatted buffer. */
+/* Loops that end early. Mesa's llvmpipe gives a work-item CLHEAP_LOOP_LIMIT loop
+ * iterations a launch (65535), all its loops together, its kernel's and clheap's; past
+ * them it ends every loop after one iteration, silently (the host measures this:
+ * clheap_device_loop_limit). A call cut short there could leave half a protocol done:
+ * one half of a split-word claim, a batch's blocks not listed, fewer slots reserved than
+ * handed out. So on such a device a call first runs a loop of two iterations (its bound
+ * read, so that no compiler unrolls it); one iteration means the work-item's iterations
+ * are spent, and the call does nothing. A call whose iterations run out inside it is not
+ * caught; the allocators' loops are bounded and short (docs/design.md). */
+static CLHEAP_INLINE int clheap_loops_run(CLHEAP_GLOBAL clheap_u32 *h)
+{
+#if defined(CLHEAP_LOOP_LIMIT) && CLHEAP_LOOP_LIMIT
+    clheap_u32 want = clheap_load32(h + CLHEAP_HDR_MAGIC) == CLHEAP_MAGIC ? 2u : 3u, ran = 0u;
+    CLHEAP_NO_UNROLL
+    for (clheap_u32 i = 0; i < want; i++)
+        ran += clheap_load32(h + CLHEAP_HDR_MAGIC) == CLHEAP_MAGIC;
+    return ran == want;
+#else
+    (void)h;
+    return 1;
+#endif
+}
+
+/* Whether a call may go on: the heap is formatted (else it counts unformatted) and the
+ * work-item's loops still run whole (else it counts contended: clheap_loops_run). */
 static CLHEAP_INLINE int clheap_formatted(CLHEAP_GLOBAL clheap_u32 *h)
 {
-    if (clheap_has_magic(h))
+    if (!clheap_has_magic(h)) {
+        clheap_count_error(h, CLHEAP_HDR_ERR_UNFORMATTED);
+        return 0;
+    }
+    if (clheap_loops_run(h))
         return 1;
-    clheap_count_error(h, CLHEAP_HDR_ERR_UNFORMATTED);
+    clheap_count_error(h, CLHEAP_HDR_ERR_CONTENDED);
     return 0;
 }
 
@@ -776,6 +804,10 @@ static CLHEAP_INLINE __global void *clheap_malloc_group(__global clheap_heap *he
     barrier(CLK_LOCAL_MEM_FENCE); /* every work-item has read scratch[2]: it is free for the reason */
     if (lid == 0u) {
         clheap_u32 remaining = scratch[0], grants = 0u, why = CLHEAP_HDR_ERR_OUT_OF_MEMORY;
+        if (remaining && !clheap_loops_run(h)) { /* the leader's loops end early: nobody is served */
+            remaining = 0u;
+            why = CLHEAP_HDR_ERR_CONTENDED;
+        }
         scratch[2] = why; /* what an unserved work-item counts */
         while (remaining && grants < CLHEAP_GROUP_MAX_GRANTS) {
             clheap_u64 got;

@@ -1,6 +1,7 @@
 /* clheap_select_device: the one device-selection rule used by demo, tests and benchmarks. */
 #include "clheap/device.h"
 #include "clheap/heap.h" /* clheap_allocator_name, clheap_allocator_needs_atomics64 */
+#include "probes.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -129,6 +130,15 @@ void clheap_describe_device(cl_device_id device, char *buf, size_t len)
             if (!clheap_allocator_needs_atomics64((clheap_allocator)a) && at < sizeof runs)
                 at += (size_t)snprintf(runs + at, sizeof runs - at, "%s, ", clheap_allocator_name((clheap_allocator)a));
     }
-    snprintf(buf, len, "%s / %s (%s atomics: %sdefault %s)", pname, dname, atomics64 ? "64-bit" : "32-bit", runs,
-             clheap_allocator_name(atomics64 ? CLHEAP_DEFAULT_ALLOCATOR : CLHEAP_FALLBACK_ALLOCATOR));
+    char loops[64] = "";
+    unsigned limit = clheap_device_loop_limit(device);
+    if (limit)
+        snprintf(loops, sizeof loops, "; loops cut past %u iterations a work-item", limit);
+    snprintf(buf, len, "%s / %s (%s atomics: %sdefault %s%s)", pname, dname, atomics64 ? "64-bit" : "32-bit", runs,
+             clheap_allocator_name(atomics64 ? CLHEAP_DEFAULT_ALLOCATOR : CLHEAP_FALLBACK_ALLOCATOR), loops);
+}
+
+unsigned clheap_device_loop_limit(cl_device_id device)
+{
+    return clheap_probe_device(NULL, device).loop_limit;
 }

@@ -12,6 +12,7 @@
 #include "heap_layout.h"
 #include "heap_walk.h"
 #include "program_il.h"
+#include "probes.h"
 #include "programs.h"
 #include "registry.h"
 #include "report.h"
@@ -42,7 +43,7 @@ struct clheap_heap {
     clheap_layout layout;
     int warp_coalescing; /* BlockAlloc, TierAlloc, circular family on NVIDIA: ptx_level() */
     int atomics64;       /* clheap_device_has_atomics64: 0 builds with -DCLHEAP_ATOMICS64=0 */
-    int fence_by_atomic; /* fences_are_barriers: -DCLHEAP_FENCE_BY_ATOMIC=1 */
+    clheap_probed probed; /* host/probes.h: -DCLHEAP_FENCE_BY_ATOMIC=1, -DCLHEAP_LOOP_LIMIT=n */
     pthread_mutex_t lock;      /* recursive: every call but build_program holds it (enter) */
     cl_command_queue *queues;  /* other queues enqueue_malloc/free used, retained: grow and */
     size_t queue_count;        /* destroy finish them (their work reads the buffer) */
@@ -86,103 +87,10 @@ static int probe_builds(cl_context context, cl_device_id device, const char *sou
     return ok;
 }
 
-/* Work-items of one work-group that make different numbers of fences, each counting
- * its own: where a fence is a work-group barrier (Mesa 22.3's llvmpipe), those past the
- * fences the others never reach stop there and their count falls short. */
-static const char *fence_probe_source =
-    "__kernel void probe(__global uint *out) {\n"
-    "    uint l = get_local_id(0), n = 0;\n"
-    "    for (uint i = 0; i < l; i++) {\n"
-    "        read_mem_fence(CLK_GLOBAL_MEM_FENCE);\n"
-    "        n++;\n"
-    "    }\n"
-    "    out[l] = n + 1;\n"
-    "}\n";
-enum { FENCE_PROBE_ITEMS = 64 };
-
-/* Runs the probe: 1 if it finished and some work-item's count fell short. */
-static int probe_fence_counts(cl_context context, cl_device_id device, cl_program probe, size_t items)
-{
-    cl_int err;
-    cl_uint out[FENCE_PROBE_ITEMS] = {0};
-    cl_kernel kernel = clCreateKernel(probe, "probe", &err);
-    cl_command_queue queue = err == CL_SUCCESS ? clCreateCommandQueue(context, device, 0, &err) : NULL;
-    cl_mem buffer = err == CL_SUCCESS ? clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
-                                                       sizeof out, out, &err) : NULL;
-    if (err == CL_SUCCESS)
-        err = clSetKernelArg(kernel, 0, sizeof buffer, &buffer);
-    if (err == CL_SUCCESS)
-        err = clEnqueueNDRangeKernel(queue, kernel, 1, NULL, &items, &items, 0, NULL, NULL);
-    if (err == CL_SUCCESS)
-        err = clEnqueueReadBuffer(queue, buffer, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL);
-    int short_count = 0;
-    for (size_t l = 0; err == CL_SUCCESS && l < items; l++)
-        short_count |= out[l] != l + 1u;
-    if (buffer)
-        clReleaseMemObject(buffer);
-    if (queue)
-        clReleaseCommandQueue(queue);
-    if (kernel)
-        clReleaseKernel(kernel);
-    return short_count;
-}
-
-/* Whether device's platform is NVIDIA's (inline PTX; fences that are not barriers). */
-static int on_nvidia(cl_device_id device)
-{
-    char platform_name[256] = "";
-    cl_platform_id platform = NULL;
-    clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, NULL);
-    clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof platform_name - 1, platform_name, NULL);
-    return strstr(platform_name, "NVIDIA") != NULL;
-}
-
-/* Builds and runs the fence probe on device: 1 if fences are barriers there. */
-static int probe_fences(cl_context context, cl_device_id device)
-{
-    size_t max_group = 0;
-    clGetDeviceInfo(device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof max_group, &max_group, NULL);
-    if (on_nvidia(device) || max_group < 2)
-        return 0;
-    cl_int err;
-    cl_program probe = clCreateProgramWithSource(context, 1, &fence_probe_source, NULL, &err);
-    if (err != CL_SUCCESS)
-        return 0;
-    int barriers = clBuildProgram(probe, 1, &device, "", NULL, NULL) == CL_SUCCESS &&
-                   probe_fence_counts(context, device, probe,
-                                      max_group < FENCE_PROBE_ITEMS ? max_group : FENCE_PROBE_ITEMS);
-    clReleaseProgram(probe);
-    return barriers;
-}
-
-/* 1 where OpenCL C 1.2's fences act as work-group barriers, which the allocators' fences
- * in divergent code cannot be (cl/clheap_port.h, CLHEAP_FENCE_BY_ATOMIC). NVIDIA's are not
- * (and its compiles are costly), so it is not probed. The answer is the device's: probed
- * once per device (for the first FENCE_PROBED_DEVICES devices), not at every heap. */
-enum { FENCE_PROBED_DEVICES = 16 };
-static int fences_are_barriers(cl_context context, cl_device_id device)
-{
-    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-    static cl_device_id probed[FENCE_PROBED_DEVICES];
-    static int answers[FENCE_PROBED_DEVICES];
-    static size_t count;
-    pthread_mutex_lock(&lock);
-    size_t i = 0;
-    while (i < count && probed[i] != device)
-        i++;
-    int barriers = i < count ? answers[i] : probe_fences(context, device);
-    if (i == count && count < FENCE_PROBED_DEVICES) {
-        probed[count] = device;
-        answers[count++] = barriers;
-    }
-    pthread_mutex_unlock(&lock);
-    return barriers;
-}
-
 /* 0: no inline PTX (not NVIDIA, or the probe failed); 1: warp coalescing; 2: also redux. */
 static int ptx_level(cl_context context, cl_device_id device)
 {
-    if (!on_nvidia(device) || !probe_builds(context, device, ptx_probe_source))
+    if (!clheap_device_is_nvidia(device) || !probe_builds(context, device, ptx_probe_source))
         return 0;
     return probe_builds(context, device, redux_probe_source) ? 2 : 1;
 }
@@ -286,15 +194,17 @@ clheap_allocator clheap_heap_allocator(const clheap_heap *heap)
  * user_options (NULL: none). */
 static clheap_status write_build_options(const clheap_heap *heap, const char *user_options, char *buf, size_t len)
 {
-    char cap[48] = "";
+    char cap[48] = "", loops[40] = "";
+    if (heap->probed.loop_limit)
+        snprintf(loops, sizeof loops, " -DCLHEAP_LOOP_LIMIT=%u", heap->probed.loop_limit);
     unsigned registers = clheap_register_cap(heap->config.allocator, heap->warp_coalescing, user_options);
     if (registers)
         snprintf(cap, sizeof cap, " -cl-nv-maxrregcount=%u", registers);
-    int n = snprintf(buf, len, "-DCLHEAP_ALLOCATOR=%d%s%s%s%s%s", (int)heap->config.allocator,
+    int n = snprintf(buf, len, "-DCLHEAP_ALLOCATOR=%d%s%s%s%s%s%s", (int)heap->config.allocator,
                      heap->warp_coalescing ? " -DCLHEAP_HAVE_PTX=1" : "",
                      heap->warp_coalescing > 1 ? " -DCLHEAP_HAVE_REDUX=1" : "",
                      heap->atomics64 ? "" : " -DCLHEAP_ATOMICS64=0",
-                     heap->fence_by_atomic ? " -DCLHEAP_FENCE_BY_ATOMIC=1" : "", cap);
+                     heap->probed.fences_are_barriers ? " -DCLHEAP_FENCE_BY_ATOMIC=1" : "", loops, cap);
     return n >= 0 && (size_t)n < len ? CLHEAP_SUCCESS : CLHEAP_ERROR_BUFFER_TOO_SMALL;
 }
 
@@ -605,7 +515,7 @@ clheap_status clheap_heap_create(cl_context context, cl_device_id device, cl_com
     }
     heap->config = cfg;
     heap->atomics64 = atomics64;
-    heap->fence_by_atomic = fences_are_barriers(context, device);
+    heap->probed = clheap_probe_device(context, device);
     clheap_status status = clheap_layout_plan_atomics(&cfg, compute_units, atomics64 ? 64 : 32, &heap->layout);
     if (status != CLHEAP_SUCCESS) {
         pthread_mutex_destroy(&heap->lock);

@@ -271,15 +271,19 @@ static tallies read_tallies(stress *s)
 }
 
 /* The largest request the allocator serves: the blocks' largest class, else 2 MiB. */
+/* The largest request the allocator serves; where the device cuts loops
+ * (clheap_device_loop_limit), at most what a work-item can verify and stamp, a word an
+ * iteration, in a quarter of its iterations. */
 static uint32_t largest_request(stress *s)
 {
     clheap_heap_stats st;
     assert_int_equal(clheap_heap_calculate_stats(s->heap, &st), CLHEAP_SUCCESS);
+    uint32_t largest = 2u << 20, loops = clheap_device_loop_limit(s->cl.device) / 2u & ~15u;
     if (current_allocator == CLHEAP_BLOCK_ALLOC && st.class_count)
-        return st.class_bytes[st.class_count - 1];
+        largest = st.class_bytes[st.class_count - 1];
     if (current_allocator == CLHEAP_BITMAP_ALLOC)
-        return STRESS_BITMAP_SLOT_BYTES;
-    return 2u << 20;
+        largest = STRESS_BITMAP_SLOT_BYTES;
+    return loops && loops < largest ? loops : largest;
 }
 
 static void random_mallocs_and_frees_keep_every_word(void **state)

@@ -30,7 +30,8 @@ clheap_status clheap_select_device(cl_platform_id *platform, cl_device_id *devic
  * terminated); <build> says which build of the allocators the device gets:
  * "64-bit atomics: every allocator, default TierAlloc" or "32-bit atomics: AtomicMalloc,
  * AtomicWrapMalloc, CMalloc, CMMalloc, BitmapAlloc, BlockAlloc, TierAlloc, FreeHeap,
- * default BlockAlloc". */
+ * default BlockAlloc", followed by "; loops cut past 65535 iterations a work-item" where
+ * clheap_device_loop_limit is not 0. */
 void clheap_describe_device(cl_device_id device, char *buf, size_t len);
 
 /** 1 if the device has 64-bit atomics (cl_khr_int64_base_atomics and
@@ -40,6 +41,17 @@ void clheap_describe_device(cl_device_id device, char *buf, size_t len);
  * (CLHEAP_ERROR_UNSUPPORTED), builds the others with -DCLHEAP_ATOMICS64=0, and
  * CLHEAP_AUTO_ALLOCATOR becomes CLHEAP_FALLBACK_ALLOCATOR. */
 int clheap_device_has_atomics64(cl_device_id device);
+
+/** 0, or how many loop iterations one work-item gets in one launch, all its loops
+ * together, on a device that ends every loop after one iteration once they are spent:
+ * Mesa's llvmpipe (rusticl on the CPU) gives 65535 (gallivm's
+ * LP_MAX_TGSI_LOOP_ITERATIONS) and cuts loops silently, the kernel's own as well as
+ * clheap's. Measured once per device by a small kernel (up to 131072 iterations; not on
+ * NVIDIA's platform). There, a heap's programs build with -DCLHEAP_LOOP_LIMIT=n: a
+ * clheap_malloc or clheap_free that finds its work-item's iterations already spent does
+ * nothing (malloc returns NULL) and counts contended (docs/design.md, "Loops that
+ * end early"). */
+unsigned clheap_device_loop_limit(cl_device_id device);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,225 @@
+/* Devices that end loops early (clheap_device_loop_limit: Mesa's llvmpipe gives a work-item
+ * 65535 loop iterations a launch, all its loops together, then ends each loop after one
+ * iteration). There a clheap_malloc or clheap_free that finds its work-item's iterations
+ * spent does nothing: malloc returns NULL, both count contended, and the heap keeps every
+ * allocation it had. A work-item with iterations left is served as usual.
+ * On a device whose loops run whole (PoCL) the probe must say 0, and the same kernels
+ * show that the build with the check (-DCLHEAP_LOOP_LIMIT, forced) serves every request.
+ * Usage: test_loop_limit [allocator name...] (default: the device's default; not FreeHeap,
+ * whose kernels' requests are serial and refused when they meet). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fixture.h"
+
+enum { HEAP_BYTES = 16 << 20, ITEMS = 64, PROBE_LIMIT = 1 << 17 };
+
+/* `spend` loop iterations (a volatile load each: no compiler folds them), then one
+ * malloc and the free of `held` (an allocation an earlier launch made), then one more
+ * iteration-counting loop of 2 or 3 (spend % 2 + 2, so that no compiler unrolls it):
+ * out[4 i] the iterations the first loop ran, out[4 i + 1] the malloc's unit,
+ * out[4 i + 2] the second loop's count (all of them: iterations were left). */
+static const char *kernels =
+    "__kernel void take(__global clheap_heap *heap, __global uint *units) {\n"
+    "    units[get_global_id(0)] = clheap_unit_of(heap, clheap_malloc(heap, 16));\n"
+    "}\n"
+    "__kernel void spend_then_call(__global clheap_heap *heap, __global uint *out, uint spend,\n"
+    "                              __global const uint *held) {\n"
+    "    uint i = get_global_id(0), ran = 0, after = 0;\n"
+    "    for (uint k = 0; k < spend; k++) {\n"
+    "        if (((volatile __global uint *)out)[4u * i + 3u] == 0xFFFFFFFFu) break;\n"
+    "        ran++;\n"
+    "    }\n"
+    "    out[4u * i] = ran;\n"
+    "    __global uint *p = clheap_malloc(heap, 16);\n"
+    "    out[4u * i + 1u] = clheap_unit_of(heap, p);\n"
+    "    if (p) p[0] = i;\n"
+    "    clheap_free(heap, clheap_pointer(heap, held[i]));\n"
+    "    for (uint k = 0; k < spend % 2u + 2u; k++) {\n"
+    "        if (((volatile __global uint *)out)[4u * i + 3u] == 0xFFFFFFFFu) break;\n"
+    "        after++;\n"
+    "    }\n"
+    "    out[4u * i + 2u] = after;\n"
+    "}\n";
+
+typedef struct loop_test {
+    cl_fixture cl;
+    clheap_allocator allocator;
+} loop_test;
+
+static cl_mem buffer(const cl_fixture *f, size_t bytes)
+{
+    cl_int err;
+    cl_mem b = clCreateBuffer(f->context, CL_MEM_READ_WRITE, bytes, NULL, &err);
+    assert_int_equal(err, CL_SUCCESS);
+    return b;
+}
+
+static void launch(const cl_fixture *f, cl_kernel k)
+{
+    size_t global = ITEMS;
+    assert_int_equal(clEnqueueNDRangeKernel(f->queue, k, 1, NULL, &global, NULL, 0, NULL, NULL), CL_SUCCESS);
+    assert_int_equal(clFinish(f->queue), CL_SUCCESS);
+}
+
+static uint32_t contended(clheap_heap *heap)
+{
+    clheap_heap_errors e;
+    clheap_status s = clheap_heap_read_errors(heap, &e);
+    assert_true(s == CLHEAP_SUCCESS || s == CLHEAP_ERROR_DEVICE_CONTENDED);
+    return e.contended;
+}
+
+/* Live allocations the heap's walk finds. */
+static uint64_t live(clheap_heap *heap)
+{
+    clheap_heap_stats s;
+    assert_int_equal(clheap_heap_calculate_stats(heap, &s), CLHEAP_SUCCESS);
+    return s.live_bytes;
+}
+
+/* One launch of spend_then_call: each work-item spends `spend` iterations, then mallocs
+ * and frees one allocation of take's. Returns how many mallocs were served. */
+typedef struct spent {
+    int served;              /* mallocs served */
+    cl_uint ran_min;         /* the fewest iterations a work-item's first loop ran */
+    cl_uint after_min, after_max; /* what its last loop ran: 1 where loops were cut */
+} spent;
+
+static spent spend_and_call(loop_test *t, clheap_heap *heap, cl_program program, cl_uint spend)
+{
+    cl_int err;
+    cl_kernel take = clCreateKernel(program, "take", &err), call = clCreateKernel(program, "spend_then_call", &err);
+    assert_int_equal(err, CL_SUCCESS);
+    cl_mem held = buffer(&t->cl, ITEMS * 4), out = buffer(&t->cl, ITEMS * 16);
+    cl_uint zeros[ITEMS * 4] = {0}, got[ITEMS * 4], held_units[ITEMS];
+    assert_int_equal(clEnqueueWriteBuffer(t->cl.queue, out, CL_TRUE, 0, sizeof zeros, zeros, 0, NULL, NULL), CL_SUCCESS);
+    assert_int_equal(clheap_heap_set_kernel_arg(heap, take, 0), CLHEAP_SUCCESS);
+    assert_int_equal(clSetKernelArg(take, 1, sizeof held, &held), CL_SUCCESS);
+    launch(&t->cl, take);
+    assert_int_equal(clEnqueueReadBuffer(t->cl.queue, held, CL_TRUE, 0, sizeof held_units, held_units, 0, NULL, NULL),
+                     CL_SUCCESS);
+    for (int i = 0; i < ITEMS; i++)
+        assert_int_not_equal(held_units[i], 0);
+    uint64_t held_bytes = live(heap);
+    uint32_t contended_before = contended(heap);
+    assert_int_equal(clheap_heap_set_kernel_arg(heap, call, 0), CLHEAP_SUCCESS);
+    assert_int_equal(clSetKernelArg(call, 1, sizeof out, &out), CL_SUCCESS);
+    assert_int_equal(clSetKernelArg(call, 2, sizeof spend, &spend), CL_SUCCESS);
+    assert_int_equal(clSetKernelArg(call, 3, sizeof held, &held), CL_SUCCESS);
+    launch(&t->cl, call);
+    assert_int_equal(clEnqueueReadBuffer(t->cl.queue, out, CL_TRUE, 0, sizeof got, got, 0, NULL, NULL), CL_SUCCESS);
+    spent r = {0, spend, ~0u, 0};
+    for (int i = 0; i < ITEMS; i++) {
+        r.served += got[4 * i + 1] != 0;
+        r.ran_min = got[4 * i] < r.ran_min ? got[4 * i] : r.ran_min;
+        r.after_min = got[4 * i + 2] < r.after_min ? got[4 * i + 2] : r.after_min;
+        r.after_max = got[4 * i + 2] > r.after_max ? got[4 * i + 2] : r.after_max;
+    }
+    int served = r.served;
+    /* A call that did nothing is counted, once: a malloc and a free per work-item. */
+    assert_int_equal(contended(heap) - contended_before, 2u * (uint32_t)(ITEMS - served));
+    /* A work-item whose malloc was refused also kept its held allocation (its free did
+     * nothing): what is live is the served mallocs and the unfreed helds, no more. */
+    int bump = t->allocator == CLHEAP_ATOMIC_MALLOC || t->allocator == CLHEAP_ATOMIC_WRAP_MALLOC; /* no frees */
+    if (served == 0 || (served == ITEMS && !bump)) /* all kept, or ITEMS freed and ITEMS new of one size */
+        assert_int_equal(live(heap), held_bytes);
+    assert_heap_sound(heap, clheap_allocator_name(t->allocator));
+    clReleaseMemObject(held);
+    clReleaseMemObject(out);
+    clReleaseKernel(take);
+    clReleaseKernel(call);
+    return r;
+}
+
+static clheap_heap *heap_with_program(loop_test *t, const char *options, cl_program *program)
+{
+    clheap_heap *heap = fixture_heap(&t->cl, t->allocator, HEAP_BYTES);
+    static char log[16384];
+    assert_int_equal(clheap_heap_build_program(heap, 1, &kernels, options, program, log, sizeof log), CLHEAP_SUCCESS);
+    return heap;
+}
+
+/* Where the device cuts loops: a work-item that spent them all is refused, counted, and
+ * loses nothing; one that spent all but a few hundred is served. */
+static void spent_iterations_refuse_the_call(void **state)
+{
+    loop_test *t = *state;
+    unsigned limit = clheap_device_loop_limit(t->cl.device);
+    if (!limit) {
+        print_message("the device runs loops whole (up to %d iterations)\n", PROBE_LIMIT);
+        skip();
+    }
+    cl_program program;
+    clheap_heap *heap = heap_with_program(t, NULL, &program);
+    spent all = spend_and_call(t, heap, program, limit);
+    assert_int_equal(all.ran_min, limit); /* the kernel's own loop ran to the limit */
+    assert_int_equal(all.after_max, 1);   /* and every loop after it ran once */
+    assert_int_equal(all.served, 0);
+    /* With 512 left, both calls run whole: the loop after them still runs its 2. */
+    spent most = spend_and_call(t, heap, program, limit - 512u);
+    assert_int_equal(most.ran_min, limit - 512u);
+    assert_int_equal(most.after_min, (limit - 512u) % 2u + 2u);
+    assert_int_equal(most.served, ITEMS);
+    clReleaseProgram(program);
+    clheap_heap_destroy(heap);
+}
+
+/* Where loops run whole: the probe says so, and the check compiled in anyway serves
+ * every call even after more iterations than llvmpipe's limit. */
+static void whole_loops_are_served(void **state)
+{
+    loop_test *t = *state;
+    if (clheap_device_loop_limit(t->cl.device))
+        skip();
+    cl_program program;
+    clheap_heap *heap = heap_with_program(t, "-DCLHEAP_LOOP_LIMIT=65535", &program);
+    spent r = spend_and_call(t, heap, program, 70000u);
+    assert_int_equal(r.ran_min, 70000u);
+    assert_int_equal(r.after_min, 70000u % 2u + 2u);
+    assert_int_equal(r.served, ITEMS);
+    clReleaseProgram(program);
+    clheap_heap_destroy(heap);
+}
+
+static int open_fixture(void **state)
+{
+    loop_test *t = *state;
+    return cl_fixture_open(&t->cl);
+}
+
+static int close_fixture(void **state)
+{
+    loop_test *t = *state;
+    cl_fixture_close(&t->cl);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    int failures = 0;
+    for (int a = 1; a <= (argc > 1 ? argc - 1 : 1); a++) {
+        loop_test t = {.allocator = CLHEAP_AUTO_ALLOCATOR};
+        for (int k = CLHEAP_ATOMIC_MALLOC; argc > 1 && k <= CLHEAP_ALLOCATOR_LAST; k++)
+            if (strcmp(argv[a], clheap_allocator_name((clheap_allocator)k)) == 0)
+                t.allocator = (clheap_allocator)k;
+        if (argc > 1 && t.allocator == CLHEAP_AUTO_ALLOCATOR) {
+            fprintf(stderr, "unknown allocator %s\n", argv[a]);
+            return 1;
+        }
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test_prestate_setup_teardown(spent_iterations_refuse_the_call, open_fixture, close_fixture, &t),
+            cmocka_unit_test_prestate_setup_teardown(whole_loops_are_served, open_fixture, close_fixture, &t),
+        };
+        failures += _cmocka_run_group_tests(argc > 1 ? argv[a] : "default", tests, sizeof tests / sizeof tests[0],
+                                            NULL, NULL);
+    }
+    return failures;
+}
