@@ -122,16 +122,17 @@ void clheap_describe_device(cl_device_id device, char *buf, size_t len)
         clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof pname - 1, pname, NULL);
     clGetDeviceInfo(device, CL_DEVICE_NAME, sizeof dname - 1, dname, NULL);
     int atomics64 = clheap_device_has_atomics64(device);
+    unsigned limit = clheap_device_loop_limit(device);
     char runs[256] = "every allocator, ";
-    if (!atomics64) { /* the allocators the device runs, as clheap_heap_create decides */
+    if (!atomics64 || limit) { /* the allocators the device runs, as clheap_heap_create decides */
         size_t at = 0;
         runs[0] = '\0';
         for (int a = CLHEAP_ATOMIC_MALLOC; a <= CLHEAP_ALLOCATOR_LAST; a++)
-            if (!clheap_allocator_needs_atomics64((clheap_allocator)a) && at < sizeof runs)
+            if ((atomics64 || !clheap_allocator_needs_atomics64((clheap_allocator)a)) &&
+                (!limit || a != CLHEAP_FREE_HEAP) && at < sizeof runs)
                 at += (size_t)snprintf(runs + at, sizeof runs - at, "%s, ", clheap_allocator_name((clheap_allocator)a));
     }
     char loops[64] = "";
-    unsigned limit = clheap_device_loop_limit(device);
     if (limit)
         snprintf(loops, sizeof loops, "; loops cut past %u iterations a work-item", limit);
     snprintf(buf, len, "%s / %s (%s atomics: %sdefault %s%s)", pname, dname, atomics64 ? "64-bit" : "32-bit", runs,

@@ -3,7 +3,8 @@
  * allocates, the host frees), per-request sizes across two queues ordered by events, a
  * request that gets NULL, and bad input, each with the handle table and the heap's
  * counters checked: every allocation's whole extent is stamped and verified, and entries
- * outside a batch are never touched. */
+ * outside a batch are never touched.
+ * Usage: test_enqueue [allocator name...] (default: all of them). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -74,18 +75,29 @@ static const clheap_allocator allocators[] = {CLHEAP_TIER_ALLOC, CLHEAP_BLOCK_AL
                                               CLHEAP_ATOMIC_MALLOC, CLHEAP_FREE_HEAP};
 enum { ALLOCATORS = sizeof allocators / sizeof *allocators };
 
-/* Whether the device runs allocator a: the ones that need 64-bit atomics are refused
- * without them (tests/test_atomics32.c checks the refusal). */
+/* The allocators named on the command line (none: all of them). */
+static int named_count;
+static char **named;
+
+/* Whether the device runs allocator a (the ones that need 64-bit atomics are refused
+ * without them, FreeHeap where loops end early: tests/test_atomics32.c and
+ * test_loop_limit.c check the refusals) and it was asked for. */
 static int device_runs(clheap_allocator a)
 {
-    static int atomics64 = -1; /* the device's, asked once */
+    int asked = named_count == 0;
+    for (int i = 0; i < named_count; i++)
+        asked |= strcmp(named[i], clheap_allocator_name(a)) == 0;
+    if (!asked)
+        return 0;
+    static int atomics64 = -1, loops_end_early; /* the device's, asked once */
     if (atomics64 < 0) {
         cl_fixture f;
         assert_int_equal(cl_fixture_open(&f), 0);
         atomics64 = clheap_device_has_atomics64(f.device);
+        loops_end_early = clheap_device_loop_limit(f.device) != 0; /* FreeHeap refused */
         cl_fixture_close(&f);
     }
-    return atomics64 || !clheap_allocator_needs_atomics64(a);
+    return (atomics64 || !clheap_allocator_needs_atomics64(a)) && (a != CLHEAP_FREE_HEAP || !loops_end_early);
 }
 
 static int can_free(clheap_allocator a)
@@ -474,8 +486,10 @@ static void bad_input_changes_nothing(void **state)
     assert_int_equal(clheap_heap_enqueue_free(h, NULL, 1, NULL, 0, 0, NULL, NULL), CLHEAP_ERROR_INVALID_HANDLE);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    named_count = argc - 1;
+    named = argv + 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(host_allocates_kernels_use_and_free),
         cmocka_unit_test(kernel_allocates_host_frees),

@@ -2,7 +2,9 @@
  * 65535 loop iterations a launch, all its loops together, then ends each loop after one
  * iteration). There a clheap_malloc or clheap_free that finds its work-item's iterations
  * spent does nothing: malloc returns NULL, both count contended, and the heap keeps every
- * allocation it had. A work-item with iterations left is served as usual.
+ * allocation it had. A work-item with iterations left is served as usual. Iterations that
+ * run out inside a call leave the circular family's, BitmapAlloc's and the bump
+ * allocators' heaps sound (not BlockAlloc's or TierAlloc's). FreeHeap is refused there.
  * On a device whose loops run whole (PoCL) the probe must say 0, and the same kernels
  * show that the build with the check (-DCLHEAP_LOOP_LIMIT, forced) serves every request.
  * Usage: test_loop_limit [allocator name...] (default: the device's default; not FreeHeap,
@@ -47,6 +49,27 @@ static const char *kernels =
     "        after++;\n"
     "    }\n"
     "    out[4u * i + 2u] = after;\n"
+    "}\n"
+    "/* Each SIMD vector of llvmpipe (8 work-items) spends all but 2 - 601 of its iterations,\n"
+    " * a different number each, so that they run out at every point inside the malloc. */\n"
+    "__kernel void cut_inside(__global clheap_heap *heap, __global uint *units, uint limit, uint seed) {\n"
+    "    uint i = get_global_id(0), spend = limit - 2u - (i / 8u * 37u + seed) % 600u;\n"
+    "    for (uint k = 0; k < spend; k++)\n"
+    "        if (((volatile __global uint *)units)[i] == 0xFFFFFFFFu) break;\n"
+    "    __global uint *p = clheap_malloc(heap, 16u << (i + seed) % 8u);\n"
+    "    units[i] = clheap_unit_of(heap, p);\n"
+    "    if (p) p[0] = i + 1u;\n"
+    "}\n"
+    "/* Verifies each allocation's stamp, then frees it, its iterations cut as cut_inside's\n"
+    " * where limit is not 0. */\n"
+    "__kernel void stamps_and_free(__global clheap_heap *heap, __global const uint *units, uint limit,\n"
+    "                              uint seed, __global uint *wrong) {\n"
+    "    uint i = get_global_id(0), spend = limit ? limit - 2u - (i / 8u * 41u + seed) % 600u : 0u;\n"
+    "    __global uint *p = clheap_pointer(heap, units[i]);\n"
+    "    if (p && p[0] != i + 1u) atomic_inc(wrong);\n"
+    "    for (uint k = 0; k < spend; k++)\n"
+    "        if (((volatile __global uint *)units)[i] == 0xFFFFFFFFu) break;\n"
+    "    clheap_free(heap, p);\n"
     "}\n";
 
 typedef struct loop_test {
@@ -172,6 +195,100 @@ static void spent_iterations_refuse_the_call(void **state)
     clheap_heap_destroy(heap);
 }
 
+/* One launch of `kernel` over CUT_ITEMS work-items with (heap, units, limit, seed[, wrong]). */
+enum { CUT_ITEMS = 1024 };
+static void launch_cut(loop_test *t, clheap_heap *heap, cl_kernel kernel, cl_mem units, cl_uint limit, cl_uint seed,
+                       cl_mem wrong)
+{
+    assert_int_equal(clheap_heap_set_kernel_arg(heap, kernel, 0), CLHEAP_SUCCESS);
+    assert_int_equal(clSetKernelArg(kernel, 1, sizeof units, &units), CL_SUCCESS);
+    assert_int_equal(clSetKernelArg(kernel, 2, sizeof limit, &limit), CL_SUCCESS);
+    assert_int_equal(clSetKernelArg(kernel, 3, sizeof seed, &seed), CL_SUCCESS);
+    if (wrong)
+        assert_int_equal(clSetKernelArg(kernel, 4, sizeof wrong, &wrong), CL_SUCCESS);
+    size_t global = CUT_ITEMS;
+    assert_int_equal(clEnqueueNDRangeKernel(t->cl.queue, kernel, 1, NULL, &global, NULL, 0, NULL, NULL), CL_SUCCESS);
+    assert_int_equal(clFinish(t->cl.queue), CL_SUCCESS);
+}
+
+/* Where the device cuts loops, the iterations running out at every point inside a malloc
+ * or a free leave the heap sound: the mallocs served hand out disjoint memory (each keeps
+ * its stamp), and freeing everything again, uncut, empties the heap (a free that was cut
+ * after it freed counts a double free then). */
+static void cuts_inside_calls_leave_the_heap_sound(void **state)
+{
+    loop_test *t = *state;
+    unsigned limit = clheap_device_loop_limit(t->cl.device);
+    if (!limit)
+        skip();
+    clheap_allocator a = t->allocator == CLHEAP_AUTO_ALLOCATOR ? CLHEAP_FALLBACK_ALLOCATOR : t->allocator;
+    if (a == CLHEAP_BLOCK_ALLOC || a == CLHEAP_TIER_ALLOC) {
+        /* Their bitmaps' must-finish loops (a climb, a block's frame headers) are cut
+         * too: docs/design.md, "Loops that end early". */
+        print_message("%s: not cut-safe inside a call\n", clheap_allocator_name(a));
+        skip();
+    }
+    cl_program program;
+    clheap_heap *heap = heap_with_program(t, NULL, &program);
+    cl_int err;
+    cl_kernel cut = clCreateKernel(program, "cut_inside", &err), sweep = clCreateKernel(program, "stamps_and_free", &err);
+    assert_int_equal(err, CL_SUCCESS);
+    cl_mem units = buffer(&t->cl, CUT_ITEMS * 4), wrong = buffer(&t->cl, 4);
+    int served = 0, bump = t->allocator == CLHEAP_ATOMIC_MALLOC || t->allocator == CLHEAP_ATOMIC_WRAP_MALLOC;
+    for (cl_uint seed = 0; seed < 8u; seed++) {
+        cl_uint zero = 0, got[CUT_ITEMS], words_wrong = 1;
+        assert_int_equal(clEnqueueWriteBuffer(t->cl.queue, wrong, CL_TRUE, 0, 4, &zero, 0, NULL, NULL), CL_SUCCESS);
+        launch_cut(t, heap, cut, units, limit, seed, NULL);
+        assert_int_equal(clEnqueueReadBuffer(t->cl.queue, units, CL_TRUE, 0, sizeof got, got, 0, NULL, NULL),
+                         CL_SUCCESS);
+        assert_heap_sound(heap, "after mallocs cut inside");
+        for (int i = 0; i < CUT_ITEMS; i++)
+            served += got[i] != 0;
+        launch_cut(t, heap, sweep, units, limit, seed, wrong); /* frees cut inside */
+        assert_heap_sound(heap, "after frees cut inside");
+        launch_cut(t, heap, sweep, units, 0, seed, wrong); /* the same frees, whole */
+        assert_heap_sound(heap, "after the frees");
+        assert_int_equal(clEnqueueReadBuffer(t->cl.queue, wrong, CL_TRUE, 0, 4, &words_wrong, 0, NULL, NULL),
+                         CL_SUCCESS);
+        assert_int_equal(words_wrong, 0);
+        if (!bump)
+            assert_int_equal(live(heap), 0);
+    }
+    print_message("%s: %d of %d mallocs cut inside were served\n", clheap_allocator_name(t->allocator), served,
+                  8 * CUT_ITEMS);
+    clReleaseMemObject(units);
+    clReleaseMemObject(wrong);
+    clReleaseKernel(cut);
+    clReleaseKernel(sweep);
+    clReleaseProgram(program);
+    clheap_heap_destroy(heap);
+}
+
+/* FreeHeap serves a batch on one work-item, whose sifts a device that ends loops early
+ * would cut: refused there, and only there. */
+static void free_heap_is_refused_where_loops_end_early(void **state)
+{
+    loop_test *t = *state;
+    clheap_heap_config config = clheap_heap_config_default();
+    config.allocator = CLHEAP_FREE_HEAP;
+    config.size_bytes = HEAP_BYTES;
+    clheap_heap *heap = NULL;
+    clheap_status status = clheap_heap_create(t->cl.context, t->cl.device, t->cl.queue, &config, &heap);
+    char described[1024];
+    clheap_describe_device(t->cl.device, described, sizeof described);
+    if (clheap_device_loop_limit(t->cl.device)) {
+        assert_int_equal(status, CLHEAP_ERROR_UNSUPPORTED);
+        assert_non_null(strstr(clheap_status_string(status), "loops"));
+        assert_null(heap);
+        assert_null(strstr(described, "FreeHeap"));
+        assert_non_null(strstr(described, "loops cut past"));
+    } else {
+        assert_int_equal(status, CLHEAP_SUCCESS);
+        assert_null(strstr(described, "loops cut past"));
+    }
+    clheap_heap_destroy(heap);
+}
+
 /* Where loops run whole: the probe says so, and the check compiled in anyway serves
  * every call even after more iterations than llvmpipe's limit. */
 static void whole_loops_are_served(void **state)
@@ -216,7 +333,11 @@ int main(int argc, char **argv)
         }
         const struct CMUnitTest tests[] = {
             cmocka_unit_test_prestate_setup_teardown(spent_iterations_refuse_the_call, open_fixture, close_fixture, &t),
+            cmocka_unit_test_prestate_setup_teardown(cuts_inside_calls_leave_the_heap_sound, open_fixture,
+                                                     close_fixture, &t),
             cmocka_unit_test_prestate_setup_teardown(whole_loops_are_served, open_fixture, close_fixture, &t),
+            cmocka_unit_test_prestate_setup_teardown(free_heap_is_refused_where_loops_end_early, open_fixture,
+                                                     close_fixture, &t),
         };
         failures += _cmocka_run_group_tests(argc > 1 ? argv[a] : "default", tests, sizeof tests / sizeof tests[0],
                                             NULL, NULL);

@@ -31,7 +31,7 @@ clheap_status clheap_select_device(cl_platform_id *platform, cl_device_id *devic
  * "64-bit atomics: every allocator, default TierAlloc" or "32-bit atomics: AtomicMalloc,
  * AtomicWrapMalloc, CMalloc, CMMalloc, BitmapAlloc, BlockAlloc, TierAlloc, FreeHeap,
  * default BlockAlloc", followed by "; loops cut past 65535 iterations a work-item" where
- * clheap_device_loop_limit is not 0. */
+ * clheap_device_loop_limit is not 0 (there FreeHeap is not listed: it is refused). */
 void clheap_describe_device(cl_device_id device, char *buf, size_t len);
 
 /** 1 if the device has 64-bit atomics (cl_khr_int64_base_atomics and

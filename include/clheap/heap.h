@@ -149,7 +149,8 @@ typedef struct clheap_heap_stats {
  * device; the heap retains it and enqueues all its work there. config NULL: the
  * defaults (clheap_heap_config_default). CLHEAP_AUTO_ALLOCATOR becomes the device's
  * best (clheap_heap_allocator says which); an allocator that needs 64-bit atomics on a
- * device without them: CLHEAP_ERROR_UNSUPPORTED. */
+ * device without them, or FreeHeap on a device that ends loops early
+ * (clheap_device_loop_limit): CLHEAP_ERROR_UNSUPPORTED. */
 clheap_status clheap_heap_create(cl_context context, cl_device_id device, cl_command_queue queue,
                                  const clheap_heap_config *config, clheap_heap **out);
 

@@ -44,7 +44,8 @@ typedef int clheap_status;
       "device code saw malloc return NULL because the heap was full")                            \
     X(CLHEAP_ERROR_UNSUPPORTED, 1018,                                                            \
       "the device or allocator lacks what this call needs (CFMalloc and CFMMalloc need 64-bit "   \
-      "atomics; SPIR-V needs an IL; bump heaps cannot grow)")                                    \
+      "atomics; FreeHeap needs loops the device does not end early; SPIR-V needs an IL; bump "    \
+      "heaps cannot grow)")                                                                      \
     X(CLHEAP_ERROR_BUFFER_TOO_SMALL, 1019, "the output buffer is too small; *needed says how much") \
     X(CLHEAP_ERROR_ZERO_COUNT, 1020, "a batch of 0 requests was enqueued")                           \
     X(CLHEAP_ERROR_HANDLE_OUT_OF_RANGE, 1021, "a handle index lies past the end of the handle table") \

@@ -103,6 +103,7 @@ _proto("clheap_heap_create", c_status, c_handle, c_handle, c_handle, P(HeapConfi
 _proto("clheap_heap_destroy", c_status, c_handle)
 _proto("clheap_heap_allocator", ctypes.c_int, c_handle)
 _proto("clheap_device_has_atomics64", ctypes.c_int, c_handle)
+_proto("clheap_device_loop_limit", ctypes.c_uint, c_handle)
 _proto("clheap_heap_buffer", c_handle, c_handle)
 _proto("clheap_heap_size", ctypes.c_uint64, c_handle)
 _proto("clheap_heap_pool_range", c_status, c_handle, P(ctypes.c_uint64), P(ctypes.c_uint64))

@@ -210,6 +210,14 @@ def device_has_atomics64(device: cl.Device) -> bool:
     return bool(lib.clheap_device_has_atomics64(device.int_ptr))
 
 
+def device_loop_limit(device: cl.Device) -> int:
+    """0, or the loop iterations one work-item gets in one launch, all its loops together,
+    on a device that ends every loop after one iteration past them (Mesa's llvmpipe:
+    65535). There a kernel-side malloc or free that finds them spent does nothing and
+    counts ``contended``, and FreeHeap is refused."""
+    return int(lib.clheap_device_loop_limit(device.int_ptr))
+
+
 def _mem(array: cl_array.Array) -> Optional[int]:
     """The cl_mem under a device array (None for an empty one)."""
     return None if array.base_data is None else array.base_data.int_ptr

@@ -57,6 +57,17 @@ def test_defaults_and_properties(context):
         assert f"-DCLHEAP_ALLOCATOR={clheap.ALLOCATORS[best]}" in heap.build_options
 
 
+def test_free_heap_runs_unless_loops_end_early(context):
+    limit = clheap.device_loop_limit(context.devices[0])
+    if limit:  # Mesa's llvmpipe
+        with pytest.raises(clheap.Error) as info:
+            clheap.Heap(context, size=8 << 20, allocator="FreeHeap")
+        assert info.value.status == clheap.STATUS["CLHEAP_ERROR_UNSUPPORTED"]
+    else:
+        with clheap.Heap(context, size=8 << 20, allocator="FreeHeap") as heap:
+            assert heap.allocator == "FreeHeap"
+
+
 def test_a_typed_heap_defaults_to_the_typed_allocator(context):
     with clheap.Heap(context, size=8 << 20, typed_classes=True) as heap:
         assert heap.allocator == clheap.TYPED_ALLOCATOR == "BlockAlloc"
