@@ -8,8 +8,9 @@
 /* Work-items of one work-group that make different numbers of fences, each counting
  * its own: where a fence is a work-group barrier (Mesa 22.3's llvmpipe), those past the
  * fences the others never reach stop there and their count falls short.
- * One work-item that loops LOOP_PROBE_ITERATIONS times, each iteration a volatile load
- * that keeps the loop a loop: where the device counts a work-item's loop iterations
+ * One work-item that loops LOOP_PROBE_ITERATIONS times, each iteration a load of a
+ * private volatile (no compiler counts the loop in closed form; no global memory's
+ * latency a turn on a GPU): where the device counts a work-item's loop iterations
  * against one budget and then ends each loop after its first iteration (gallivm's
  * LP_MAX_TGSI_LOOP_ITERATIONS, 65,535, shared by every loop of the kernel), it counts
  * fewer. */
@@ -23,9 +24,10 @@ static const char *probe_source =
     "    out[l] = n + 1;\n"
     "}\n"
     "__kernel void loops(__global uint *out, uint iterations) {\n"
+    "    volatile uint stop = 0;\n"
     "    uint n = 0;\n"
     "    for (uint i = 0; i < iterations; i++) {\n"
-    "        if (((volatile __global uint *)out)[1] == iterations) break;\n"
+    "        if (stop) break;\n"
     "        n++;\n"
     "    }\n"
     "    out[0] = n;\n"
@@ -77,8 +79,8 @@ static int probe_fences(cl_context context, cl_device_id device, cl_program prob
 /* The iterations the loop probe counted, if fewer than it asked for; else 0. */
 static unsigned probe_loops(cl_context context, cl_device_id device, cl_program probe)
 {
-    cl_uint out[2] = {0, 0};
-    if (run_probe(context, device, probe, "loops", 1, LOOP_PROBE_ITERATIONS, out, 2) != CL_SUCCESS)
+    cl_uint out[1] = {0};
+    if (run_probe(context, device, probe, "loops", 1, LOOP_PROBE_ITERATIONS, out, 1) != CL_SUCCESS)
         return 0;
     return out[0] < LOOP_PROBE_ITERATIONS ? out[0] : 0u;
 }
