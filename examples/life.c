@@ -16,7 +16,7 @@
  * Allocators: every one that frees concurrently (the bump allocators cannot free, and
  * FreeHeap serves one work-item at a time by design); --allocator all runs them in turn.
  * Usage: clheap-life [--size N (256)] [--generations G (64)] [--check-every K (1)]
- *                    [--allocator NAME|all (TierAlloc)] [--heap-mib M (the start's
+ *                    [--allocator NAME|all (the device's default)] [--heap-mib M (the start's
  *                    objects 8 times over)] [--fit] [--csv FILE] [--options "-DCLHEAP_..."
  *                    (build options of the game's program)] [--no-warp (no warp coalescing)]
  * --fit: the heap stays at --heap-mib, and the largest torus (to 8 cells, or 1/16) whose
@@ -324,7 +324,7 @@ int main(int argc, char **argv)
     example_options = arg_str(argc, argv, "--options", "");
     fit_range fit = {0, 0, 0}; /* where --fit looks: to resume a search cut off by a time limit */
     int fit_ok = fit_range_args(argc, argv, 32768, &fit);
-    const char *which = arg_str(argc, argv, "--allocator", clheap_allocator_name(CLHEAP_DEFAULT_ALLOCATOR));
+    const char *which = arg_str(argc, argv, "--allocator", NULL); /* NULL: the device's default */
     const char *csv_path = arg_str(argc, argv, "--csv", NULL);
     if (w.n < 8 || w.n > 32768 || w.generations < 1 || w.check_every < 1 || (w.fixed && !w.heap_mib) || !fit_ok) {
         fprintf(stderr, "usage: %s [--size N (8..32768)] [--generations G] [--check-every K] "
@@ -335,9 +335,11 @@ int main(int argc, char **argv)
     char name[256];
     open_device(&w.device, &w.context, &w.queue, name, sizeof name);
     printf("device: %s\n", name);
-    /* The default first, then every other allocator that frees concurrently. */
-    clheap_allocator order[] = {CLHEAP_DEFAULT_ALLOCATOR, CLHEAP_BLOCK_ALLOC, CLHEAP_BITMAP_ALLOC, CLHEAP_CMALLOC,
+    /* The device's default first, then every other allocator that frees concurrently. */
+    clheap_allocator first = clheap_device_allocator(w.device, 0);
+    clheap_allocator order[] = {first, CLHEAP_TIER_ALLOC, CLHEAP_BLOCK_ALLOC, CLHEAP_BITMAP_ALLOC, CLHEAP_CMALLOC,
                                 CLHEAP_CFMALLOC, CLHEAP_CMMALLOC, CLHEAP_CFMMALLOC};
+    which = which ? which : clheap_allocator_name(first);
     FILE *csv = csv_path ? fopen(csv_path, "w") : NULL;
     if (csv)
         fprintf(csv, "allocator,size,generations,alive,peak_objects,heap_ms_per_generation,"
@@ -347,9 +349,13 @@ int main(int argc, char **argv)
         const char *a = clheap_allocator_name(order[i]);
         if (strcmp(which, "all") != 0 && strcmp(which, a) != 0)
             continue;
-        if (i && order[i] == CLHEAP_DEFAULT_ALLOCATOR)
+        if (i && order[i] == first)
             continue;
         ran++;
+        if (!clheap_device_runs(w.device, order[i])) {
+            printf("%-12s refused on this device (clheap_device_runs)\n", a);
+            continue;
+        }
         if (w.fixed) { /* the largest torus whose game fits the heap as it is */
             uint32_t fits;
             w.allocator = order[i];

@@ -1,6 +1,7 @@
 /* clheap_select_device: the one device-selection rule used by demo, tests and benchmarks. */
 #include "clheap/device.h"
 #include "clheap/heap.h" /* clheap_allocator_name, clheap_allocator_needs_atomics64 */
+#include "heap_layout.h" /* clheap_allocator_for_device */
 #include "probes.h"
 
 #include <ctype.h>
@@ -128,15 +129,28 @@ void clheap_describe_device(cl_device_id device, char *buf, size_t len)
         size_t at = 0;
         runs[0] = '\0';
         for (int a = CLHEAP_ATOMIC_MALLOC; a <= CLHEAP_ALLOCATOR_LAST; a++)
-            if ((atomics64 || !clheap_allocator_needs_atomics64((clheap_allocator)a)) &&
-                (!limit || a != CLHEAP_FREE_HEAP) && at < sizeof runs)
+            if (clheap_device_runs(device, (clheap_allocator)a) && at < sizeof runs)
                 at += (size_t)snprintf(runs + at, sizeof runs - at, "%s, ", clheap_allocator_name((clheap_allocator)a));
     }
     char loops[64] = "";
     if (limit)
         snprintf(loops, sizeof loops, "; loops cut past %u iterations a work-item", limit);
     snprintf(buf, len, "%s / %s (%s atomics: %sdefault %s%s)", pname, dname, atomics64 ? "64-bit" : "32-bit", runs,
-             clheap_allocator_name(atomics64 ? CLHEAP_DEFAULT_ALLOCATOR : CLHEAP_FALLBACK_ALLOCATOR), loops);
+             clheap_allocator_name(clheap_device_allocator(device, 0)), loops);
+}
+
+clheap_allocator clheap_device_allocator(cl_device_id device, int typed)
+{
+    return clheap_allocator_for_device(CLHEAP_AUTO_ALLOCATOR, clheap_device_has_atomics64(device), typed);
+}
+
+int clheap_device_runs(cl_device_id device, clheap_allocator allocator)
+{
+    if (allocator == CLHEAP_AUTO_ALLOCATOR)
+        return 1;
+    if (!clheap_device_has_atomics64(device) && clheap_allocator_needs_atomics64(allocator))
+        return 0; /* a claim swaps a fused 64-bit header whole */
+    return allocator != CLHEAP_FREE_HEAP || !clheap_device_loop_limit(device); /* a batch on one work-item */
 }
 
 unsigned clheap_device_loop_limit(cl_device_id device)

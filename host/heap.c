@@ -494,11 +494,11 @@ clheap_status clheap_heap_create(cl_context context, cl_device_id device, cl_com
      * heap's default is the typed one everywhere. */
     int atomics64 = clheap_device_has_atomics64(device);
     cfg.allocator = clheap_allocator_for_device(cfg.allocator, atomics64, cfg.typed_classes != 0);
-    if (clheap_allocator_name(cfg.allocator) && !atomics64 && clheap_allocator_needs_atomics64(cfg.allocator))
-        return CLHEAP_ERROR_UNSUPPORTED;
-    /* FreeHeap serves a batch on one work-item: where the device ends loops early, its
-     * sifts would be cut midway past the work-item's iterations (docs/design.md). */
-    if (cfg.allocator == CLHEAP_FREE_HEAP && clheap_probe_device(context, device).loop_limit)
+    /* Refused: the fused circular variants without 64-bit atomics; FreeHeap, whose batch
+     * runs on one work-item, where the device ends loops early (its sifts would be cut
+     * midway: docs/design.md). The probe runs in the caller's context first. */
+    clheap_probe_device(context, device);
+    if (clheap_allocator_name(cfg.allocator) && !clheap_device_runs(device, cfg.allocator))
         return CLHEAP_ERROR_UNSUPPORTED;
     if (!atomics64 && clheap_allocator_is_bump(cfg.allocator) && cfg.size_bytes > ((uint64_t)1 << 34))
         return CLHEAP_ERROR_SIZE_TOO_LARGE; /* the 32-bit counter's bound (cl/clheap_bump.h) */

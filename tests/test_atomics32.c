@@ -95,6 +95,8 @@ static void default_is_the_devices_best(void **state)
     assert_int_equal(clheap_heap_config_default().allocator, CLHEAP_AUTO_ALLOCATOR);
     assert_int_equal(clheap_heap_create(f->context, f->device, f->queue, NULL, &heap), CLHEAP_SUCCESS);
     assert_int_equal(clheap_heap_allocator(heap), atomics64 ? CLHEAP_DEFAULT_ALLOCATOR : CLHEAP_FALLBACK_ALLOCATOR);
+    assert_int_equal(clheap_device_allocator(f->device, 0), clheap_heap_allocator(heap));
+    assert_int_equal(clheap_device_allocator(f->device, 1), CLHEAP_TYPED_ALLOCATOR);
     char options[256], described[1024];
     assert_int_equal(clheap_heap_build_options(heap, options, sizeof options), CLHEAP_SUCCESS);
     assert_int_equal(strstr(options, "-DCLHEAP_ATOMICS64=0") != NULL, !atomics64);
@@ -124,6 +126,7 @@ static void allocators_needing_atomics64_are_refused(void **state)
         clheap_heap *heap = NULL;
         clheap_status status = clheap_heap_create(f->context, f->device, f->queue, &config, &heap);
         assert_int_equal(clheap_allocator_needs_atomics64((clheap_allocator)a), needs_atomics64((clheap_allocator)a));
+        assert_int_equal(clheap_device_runs(f->device, (clheap_allocator)a), status == CLHEAP_SUCCESS);
         if (!atomics64 && needs_atomics64((clheap_allocator)a)) {
             assert_int_equal(status, CLHEAP_ERROR_UNSUPPORTED);
             assert_null(heap);

@@ -18,6 +18,7 @@
 #include <CL/cl_ext.h>
 
 #include "clheap/status.h"
+#include "clheap/vocabulary.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -52,6 +53,16 @@ int clheap_device_has_atomics64(cl_device_id device);
  * nothing (malloc returns NULL) and counts contended (docs/design.md, "Loops that
  * end early"). */
 unsigned clheap_device_loop_limit(cl_device_id device);
+
+/** What CLHEAP_AUTO_ALLOCATOR becomes on device: CLHEAP_DEFAULT_ALLOCATOR, or
+ * CLHEAP_FALLBACK_ALLOCATOR without 64-bit atomics; CLHEAP_TYPED_ALLOCATOR where typed
+ * is nonzero (a heap with typed_classes) on any device. */
+clheap_allocator clheap_device_allocator(cl_device_id device, int typed);
+
+/** 1 if clheap_heap_create makes heaps of allocator (CLHEAP_AUTO_ALLOCATOR: always) on
+ * device; 0 where it refuses them (CLHEAP_ERROR_UNSUPPORTED): CFMalloc and CFMMalloc
+ * without 64-bit atomics, FreeHeap where loops end early. */
+int clheap_device_runs(cl_device_id device, clheap_allocator allocator);
 
 #ifdef __cplusplus
 }
