@@ -120,13 +120,14 @@ static void leave(const clheap_heap *heap)
     clheap_registry_leave(heap);
 }
 
-/* The heap's queue and every other queue a batch was enqueued on, finished. */
+/* Every other queue a batch was enqueued on, then the heap's queue, finished: the heap's
+ * queue waits for those batches (enqueue_beside), so theirs go first. */
 static cl_int finish_queues(clheap_heap *heap)
 {
-    cl_int err = clFinish(heap->queue);
+    cl_int err = CL_SUCCESS;
     for (size_t i = 0; i < heap->queue_count && err == CL_SUCCESS; i++)
         err = clFinish(heap->queues[i]);
-    return err;
+    return err == CL_SUCCESS ? clFinish(heap->queue) : err;
 }
 
 /* Retains a queue other than the heap's the first time a batch is enqueued on it. */
@@ -886,6 +887,44 @@ static clheap_status check_batch(clheap_heap *heap, size_t count, cl_mem handles
     return make_enqueue_kernels(heap);
 }
 
+/* A batch on a queue other than the heap's runs between the heap's queue's commands, as
+ * if enqueued there: after a marker of everything enqueued there before it (earlier
+ * batches on other queues included, through the barriers below), and a barrier there
+ * makes everything enqueued later wait for it. So the library's commands on one heap
+ * never run at once. Why: OpenCL 1.2 (appendix A.1) leaves a buffer that commands of
+ * two queues change at the same time undefined, and Mesa's rusticl breaks it: four
+ * threads batching on their own queues left a frame without its block in 6 of 12 runs
+ * of test_threads there, none with one queue. Both queues are flushed, as waiting on
+ * another queue's event requires. */
+static cl_int enqueue_beside(clheap_heap *heap, cl_command_queue queue, cl_kernel kernel, size_t global,
+                             size_t local, cl_uint num_events, const cl_event *wait_list, cl_event *event)
+{
+    cl_event before = NULL, done = NULL, *waits = malloc((num_events + 1) * sizeof *waits);
+    cl_int err = waits ? clEnqueueMarkerWithWaitList(heap->queue, 0, NULL, &before) : CLHEAP_ERROR_OUT_OF_HOST_MEMORY;
+    if (err == CL_SUCCESS)
+        err = clFlush(heap->queue);
+    if (err == CL_SUCCESS) {
+        if (num_events)
+            memcpy(waits, wait_list, num_events * sizeof *waits);
+        waits[num_events] = before;
+        err = clEnqueueNDRangeKernel(queue, kernel, 1, NULL, &global, &local, num_events + 1, waits, &done);
+    }
+    if (err == CL_SUCCESS)
+        err = clFlush(queue);
+    if (err == CL_SUCCESS)
+        err = clEnqueueBarrierWithWaitList(heap->queue, 1, &done, NULL);
+    if (err == CL_SUCCESS && event) {
+        *event = done;
+        done = NULL;
+    }
+    if (done)
+        clReleaseEvent(done);
+    if (before)
+        clReleaseEvent(before);
+    free(waits);
+    return err;
+}
+
 /* Sets the arguments both kernels start with (heap, table, first entry, count) and
  * enqueues one work-item per request. */
 static cl_int enqueue_batch(clheap_heap *heap, cl_command_queue queue, cl_kernel kernel, cl_mem handles,
@@ -913,8 +952,9 @@ static cl_int enqueue_batch(clheap_heap *heap, cl_command_queue queue, cl_kernel
     size_t global = (count + local - 1) / local * local;
     if (heap->config.allocator == CLHEAP_FREE_HEAP) /* serial: one work-item runs the batch */
         local = global = 1;
-    return clEnqueueNDRangeKernel(queue ? queue : heap->queue, kernel, 1, NULL, &global, &local, num_events,
-                                  wait_list, event);
+    if (queue && queue != heap->queue)
+        return enqueue_beside(heap, queue, kernel, global, local, num_events, wait_list, event);
+    return clEnqueueNDRangeKernel(heap->queue, kernel, 1, NULL, &global, &local, num_events, wait_list, event);
 }
 
 static clheap_status heap_enqueue_malloc(clheap_heap *heap, cl_command_queue queue, size_t count, uint32_t size,

@@ -19,10 +19,13 @@
  * Threads: every call may be made from any thread. Calls on one heap run one at a time
  * (a lock per heap; clheap_heap_build_program runs beside the others, as it reads only
  * what never changes). enqueue_malloc / enqueue_free may use any queue of the heap's
- * context; check, calculate_stats, repair, indices, grow and destroy first finish the
- * heap's queue and every queue a batch was enqueued on, so they see (and grow keeps)
- * every batch enqueued before them. Your own kernels that use the heap are yours to
- * finish first: a heap read while a kernel changes it is torn, and grow replaces the
+ * context: such a batch runs after everything enqueued on the heap's queue before it,
+ * and what is enqueued there later waits for it (OpenCL 1.2 leaves a buffer that two
+ * queues' commands change at once undefined, and drivers break it); check,
+ * calculate_stats, repair, indices, grow and destroy first finish every queue a batch
+ * was enqueued on and the heap's queue, so they see (and grow keeps) every batch
+ * enqueued before them. Your own kernels that use the heap are yours to order (one
+ * queue, or events) and to finish first: a heap read while a kernel changes it is torn, and grow replaces the
  * buffer (set the kernel argument again after it). A destroy racing other calls waits for
  * those already inside; later calls, and a second destroy, get
  * CLHEAP_ERROR_INVALID_HANDLE. */
