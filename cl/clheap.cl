@@ -454,12 +454,13 @@ static CLHEAP_INLINE int clheap_has_magic(CLHEAP_GLOBAL clheap_u32 *h)
 /* Loops that end early. Mesa's llvmpipe gives a work-item CLHEAP_LOOP_LIMIT loop
  * iterations a launch (65535), all its loops together, its kernel's and clheap's; past
  * them it ends every loop after one iteration, silently (the host measures this:
- * clheap_device_loop_limit). A call cut short there could leave half a protocol done:
- * one half of a split-word claim, a batch's blocks not listed, fewer slots reserved than
- * handed out. So on such a device a call first runs a loop of two iterations (its bound
- * read, so that no compiler unrolls it); one iteration means the work-item's iterations
- * are spent, and the call does nothing. A call whose iterations run out inside it is not
- * caught; the allocators' loops are bounded and short (docs/design.md). */
+ * clheap_device_loop_limit). A call cut short there can leave half a protocol done (a
+ * bitmap's climb, a block's frame headers). So on such a device a call first runs a loop
+ * of two iterations (its bound read, so that no compiler unrolls it); one iteration means
+ * the work-item's iterations are spent, and the call does nothing. A call whose
+ * iterations run out inside it is not caught: the circular family, BitmapAlloc and the
+ * bump allocators keep a sound heap then, BlockAlloc and TierAlloc may not
+ * (docs/design.md, "Loops that end early"). */
 static CLHEAP_INLINE int clheap_loops_run(CLHEAP_GLOBAL clheap_u32 *h)
 {
 #if defined(CLHEAP_LOOP_LIMIT) && CLHEAP_LOOP_LIMIT
