@@ -497,8 +497,9 @@ clheap_status clheap_heap_create(cl_context context, cl_device_id device, cl_com
     cfg.allocator = clheap_allocator_for_device(cfg.allocator, atomics64, cfg.typed_classes != 0);
     /* Refused: the fused circular variants without 64-bit atomics; FreeHeap, whose batch
      * runs on one work-item, where the device ends loops early (its sifts would be cut
-     * midway: docs/design.md). The probe runs in the caller's context first. */
-    clheap_probe_device(context, device);
+     * midway: docs/design.md). The probe runs in the caller's context, before the rule
+     * reads its answer. */
+    clheap_probed probed = clheap_probe_device(context, device);
     if (clheap_allocator_name(cfg.allocator) && !clheap_device_runs(device, cfg.allocator))
         return CLHEAP_ERROR_UNSUPPORTED;
     if (!atomics64 && clheap_allocator_is_bump(cfg.allocator) && cfg.size_bytes > ((uint64_t)1 << 34))
@@ -520,7 +521,7 @@ clheap_status clheap_heap_create(cl_context context, cl_device_id device, cl_com
     }
     heap->config = cfg;
     heap->atomics64 = atomics64;
-    heap->probed = clheap_probe_device(context, device);
+    heap->probed = probed;
     clheap_status status = clheap_layout_plan_atomics(&cfg, compute_units, atomics64 ? 64 : 32, &heap->layout);
     if (status != CLHEAP_SUCCESS) {
         pthread_mutex_destroy(&heap->lock);
