@@ -79,9 +79,9 @@ enum { ALLOCATORS = sizeof allocators / sizeof *allocators };
 static int named_count;
 static char **named;
 
-/* Whether the device runs allocator a (the ones that need 64-bit atomics are refused
- * without them, FreeHeap where loops end early: tests/test_atomics32.c and
- * test_loop_limit.c check the refusals) and it was asked for. */
+/* Whether allocator a was asked for and the device runs it (clheap_device_runs: the ones
+ * that need 64-bit atomics are refused without them, FreeHeap where loops end early;
+ * tests/test_atomics32.c and test_loop_limit.c check the refusals). */
 static int device_runs(clheap_allocator a)
 {
     int asked = named_count == 0;
@@ -89,15 +89,16 @@ static int device_runs(clheap_allocator a)
         asked |= strcmp(named[i], clheap_allocator_name(a)) == 0;
     if (!asked)
         return 0;
-    static int atomics64 = -1, loops_end_early; /* the device's, asked once */
-    if (atomics64 < 0) {
+    static int runs[CLHEAP_ALLOCATOR_LAST + 1], asked_device; /* the device's, asked once */
+    if (!asked_device) {
         cl_fixture f;
         assert_int_equal(cl_fixture_open(&f), 0);
-        atomics64 = clheap_device_has_atomics64(f.device);
-        loops_end_early = clheap_device_loop_limit(f.device) != 0; /* FreeHeap refused */
+        for (int k = CLHEAP_ATOMIC_MALLOC; k <= CLHEAP_ALLOCATOR_LAST; k++)
+            runs[k] = clheap_device_runs(f.device, (clheap_allocator)k);
         cl_fixture_close(&f);
+        asked_device = 1;
     }
-    return (atomics64 || !clheap_allocator_needs_atomics64(a)) && (a != CLHEAP_FREE_HEAP || !loops_end_early);
+    return runs[a];
 }
 
 static int can_free(clheap_allocator a)
