@@ -97,6 +97,16 @@ static inline void open_device(cl_device_id *device, cl_context *context, cl_com
     CHECK(err);
 }
 
+/* Whether device runs allocator a (clheap_device_runs); if not, says so on the line the
+ * workload's result would take, for --allocator all to go on with the next. */
+static inline int device_runs(cl_device_id device, clheap_allocator a)
+{
+    if (clheap_device_runs(device, a))
+        return 1;
+    printf("%-12s refused on this device (clheap_device_runs)\n", clheap_allocator_name(a));
+    return 0;
+}
+
 /* Build options for the examples' programs (--options "..."): a device macro of
  * cl/clheap_config.h set for the program's clheap_malloc and clheap_free, as
  * docs/tuning.md describes, so a tuning can be tried on a workload without a rebuild. */
