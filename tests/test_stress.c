@@ -270,8 +270,8 @@ static tallies read_tallies(stress *s)
     return t;
 }
 
-/* The largest request the allocator serves: the blocks' largest class, else 2 MiB. */
-/* The largest request the allocator serves; where the device cuts loops
+/* The largest request the allocator serves (the blocks' largest class, BitmapAlloc's slot,
+ * else 2 MiB); where the device cuts loops
  * (clheap_device_loop_limit), at most what a work-item can verify and stamp, a word an
  * iteration, in a quarter of its iterations. */
 static uint32_t largest_request(stress *s)
