@@ -18,11 +18,12 @@ set(CLHEAP_ALLOCATORS
   "9|CLHEAP_TIER_ALLOC|CLHEAP_KIND_TIER|TierAlloc|the default: blocks for small sizes, page runs up to the whole pool (cl/clheap_tier.h)"
   "10|CLHEAP_FREE_HEAP|CLHEAP_KIND_FREEHEAP|FreeHeap|paper 003: boundary tags, a max-heap of free blocks, strided requests, serial (cl/clheap_freeheap.h)")
 # CLHEAP_AUTO_ALLOCATOR (0, what clheap_heap_config_default() chooses) resolves, at heap
-# creation, to the default, or to the fallback on a device without 64-bit atomics, or to the
-# typed one (below) for a typed heap. Without 64-bit atomics TierAlloc runs too, but Mesa's
-# llvmpipe, which inlines every call, did not finish compiling a kernel that calls its malloc
-# and free in 10 minutes; BlockAlloc (its small tier, size classes up to 16 KiB) builds in
-# seconds there (docs/design.md).
+# creation, to the default (on every device, with or without 64-bit atomics), or to the
+# fallback on a device that ends loops early (clheap_device_loop_limit: Mesa's llvmpipe),
+# or to the typed one (below) for a typed heap. llvmpipe inlines every call and takes
+# minutes to compile a kernel that calls TierAlloc's malloc; BlockAlloc (its small tier,
+# size classes up to 16 KiB) builds in seconds there and its calls use the fewest of the
+# loop iterations a work-item has (docs/design.md).
 set(CLHEAP_DEFAULT_ALLOCATOR CLHEAP_TIER_ALLOC)
 set(CLHEAP_FALLBACK_ALLOCATOR CLHEAP_BLOCK_ALLOC)
 # A typed heap (clheap_heap_config.typed_classes = 1: a class is a type for parallel_do)

@@ -141,7 +141,7 @@ void clheap_describe_device(cl_device_id device, char *buf, size_t len)
 
 clheap_allocator clheap_device_allocator(cl_device_id device, int typed)
 {
-    return clheap_allocator_for_device(CLHEAP_AUTO_ALLOCATOR, clheap_device_has_atomics64(device), typed);
+    return clheap_allocator_for_device(CLHEAP_AUTO_ALLOCATOR, clheap_device_loop_limit(device) != 0, typed);
 }
 
 int clheap_device_runs(cl_device_id device, clheap_allocator allocator)

@@ -491,15 +491,15 @@ clheap_status clheap_heap_create(cl_context context, cl_device_id device, cl_com
     if (cfg.grow.factor != 0.0 && !(cfg.grow.factor > 1.0 && isfinite(cfg.grow.factor)))
         return CLHEAP_ERROR_INVALID_ARGUMENT; /* 0 (never grows), or finite and above 1 */
     /* Without 64-bit atomics every allocator but the fused ones builds (the bitmap kinds
-     * on split words, cl/clheap_port.h), and the default becomes the fallback; a typed
-     * heap's default is the typed one everywhere. */
+     * on split words, cl/clheap_port.h). The default is the fallback where the device ends
+     * loops early (TierAlloc's build takes minutes there), the typed one for a typed heap.
+     * Refused: the fused circular variants without 64-bit atomics; FreeHeap, whose batch
+     * runs on one work-item, where loops end early (its sifts would be cut midway:
+     * docs/design.md). The probe runs in the caller's context, before the rules read its
+     * answer. */
     int atomics64 = clheap_device_has_atomics64(device);
-    cfg.allocator = clheap_allocator_for_device(cfg.allocator, atomics64, cfg.typed_classes != 0);
-    /* Refused: the fused circular variants without 64-bit atomics; FreeHeap, whose batch
-     * runs on one work-item, where the device ends loops early (its sifts would be cut
-     * midway: docs/design.md). The probe runs in the caller's context, before the rule
-     * reads its answer. */
     clheap_probed probed = clheap_probe_device(context, device);
+    cfg.allocator = clheap_allocator_for_device(cfg.allocator, probed.loop_limit != 0, cfg.typed_classes != 0);
     if (clheap_allocator_name(cfg.allocator) && !clheap_device_runs(device, cfg.allocator))
         return CLHEAP_ERROR_UNSUPPORTED;
     if (!atomics64 && clheap_allocator_is_bump(cfg.allocator) && cfg.size_bytes > ((uint64_t)1 << 34))

@@ -72,11 +72,11 @@ int clheap_allocator_needs_atomics64(clheap_allocator a)
 {
     return clheap_allocator_is_fused(a);
 }
-clheap_allocator clheap_allocator_for_device(clheap_allocator a, int atomics64, int typed)
+clheap_allocator clheap_allocator_for_device(clheap_allocator a, int loops_end_early, int typed)
 {
     if (a != CLHEAP_AUTO_ALLOCATOR)
         return a;
-    return typed ? CLHEAP_TYPED_ALLOCATOR : atomics64 ? CLHEAP_DEFAULT_ALLOCATOR : CLHEAP_FALLBACK_ALLOCATOR;
+    return typed ? CLHEAP_TYPED_ALLOCATOR : loops_end_early ? CLHEAP_FALLBACK_ALLOCATOR : CLHEAP_DEFAULT_ALLOCATOR;
 }
 
 /* The value of the last -D<name>=N (or "-D <name>=N") in options, or `otherwise`. */
@@ -329,7 +329,9 @@ clheap_status clheap_layout_plan_atomics(const clheap_heap_config *config, uint3
     if (atomic_bits != 32 && atomic_bits != 64)
         return CLHEAP_ERROR_INVALID_ARGUMENT;
     clheap_heap_config concrete = *config;
-    concrete.allocator = clheap_allocator_for_device(config->allocator, atomic_bits == 64, config->typed_classes != 0);
+    /* No device here: a plan made for a device that ends loops early names its allocator
+     * (clheap_heap_create makes it concrete first). */
+    concrete.allocator = clheap_allocator_for_device(config->allocator, 0, config->typed_classes != 0);
     config = &concrete;
     clheap_allocator a = config->allocator;
     if (!clheap_allocator_name(a))

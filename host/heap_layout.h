@@ -57,9 +57,10 @@ int clheap_allocator_is_fused(clheap_allocator allocator);
 int clheap_allocator_is_multi(clheap_allocator allocator);
 int clheap_allocator_is_bitmap(clheap_allocator allocator);  /* BitmapAlloc, BlockAlloc, TierAlloc */
 int clheap_allocator_has_blocks(clheap_allocator allocator); /* BlockAlloc, TierAlloc */
-/* CLHEAP_AUTO_ALLOCATOR made concrete for a device with (1) or without 64-bit atomics and
- * a heap that is typed (config.typed_classes) or not; any other allocator as it is. */
-clheap_allocator clheap_allocator_for_device(clheap_allocator allocator, int atomics64, int typed);
+/* CLHEAP_AUTO_ALLOCATOR made concrete for a device that ends loops early (1:
+ * clheap_device_loop_limit is not 0) or not, and a heap that is typed
+ * (config.typed_classes) or not; any other allocator as it is. */
+clheap_allocator clheap_allocator_for_device(clheap_allocator allocator, int loops_end_early, int typed);
 
 /* NVIDIA's register cap (-cl-nv-maxrregcount) for a program built with `options` (may be
  * NULL) for a heap of allocator, warp-coalesced (an NVIDIA build) or not; 0: none. A cap

@@ -26,7 +26,7 @@ clheap_status core_heap_create(const clheap_heap_config *config, uint32_t comput
     /* The core models a device with 64-bit atomics, or without (built with
      * -DCLHEAP_ATOMICS64=0: the split word of cl/clheap_port.h). */
     clheap_heap_config concrete = *config;
-    concrete.allocator = clheap_allocator_for_device(config->allocator, CLHEAP_ATOMICS64, config->typed_classes != 0);
+    concrete.allocator = clheap_allocator_for_device(config->allocator, 0, config->typed_classes != 0);
     config = &concrete;
     clheap_layout layout;
     clheap_status status = clheap_layout_plan_atomics(config, compute_units, CLHEAP_ATOMICS64 ? 64 : 32, &layout);

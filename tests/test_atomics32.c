@@ -1,9 +1,10 @@
-/* Devices without 64-bit atomics (cl/clheap_port.h, CLHEAP_ATOMICS64): the default
- * becomes the fallback, the allocators that need 64-bit atomics are refused, and the
- * others run a random stress with every word stamped and verified, bad frees counted and
- * the heap check sound. On a device with them, the same tests check the other side: the
- * default is TierAlloc and nothing is refused. CI runs it on PoCL as it is, on PoCL with
- * CLHEAP_ATOMICS64=0 (the 32-bit build forced), and on Mesa's rusticl (none). */
+/* Devices without 64-bit atomics (cl/clheap_port.h, CLHEAP_ATOMICS64): the default is
+ * TierAlloc on both widths (the fallback only where loops end early) and serves every
+ * size, the allocators that need 64-bit atomics are refused, and the others run a random
+ * stress with every word stamped and verified, bad frees counted and the heap check
+ * sound. On a device with them, the same tests check the other side: nothing is refused.
+ * CI runs it on PoCL as it is, on PoCL with CLHEAP_ATOMICS64=0 (the 32-bit build forced),
+ * and on Mesa's rusticl (none, and loops that end early). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -57,6 +58,23 @@ static const char *kernels =
     "    if (!(i & 1u)) clheap_free(heap, clheap_pointer(heap, units[i]));\n"
     "}\n";
 
+/* Requests of 64 KiB - 1 MiB, larger than BlockAlloc's largest class: stamped at both
+ * ends, then verified and freed. */
+static const char *large_kernels =
+    "__kernel void large(__global clheap_heap *heap, __global uint *units) {\n"
+    "    uint i = get_global_id(0), words = (16384u << (i % 5u));\n"
+    "    __global uint *p = clheap_malloc(heap, words * 4u);\n"
+    "    if (p) { p[0] = i; p[words - 1u] = ~i; }\n"
+    "    units[i] = clheap_unit_of(heap, p);\n"
+    "}\n"
+    "__kernel void large_free(__global clheap_heap *heap, __global const uint *units, __global uint *wrong) {\n"
+    "    uint i = get_global_id(0), words = (16384u << (i % 5u));\n"
+    "    __global uint *p = (__global uint *)clheap_pointer(heap, units[i]);\n"
+    "    if (p && (p[0] != i || p[words - 1u] != ~i)) atomic_inc(wrong);\n"
+    "    clheap_free(heap, p);\n"
+    "}\n";
+enum { LARGE_ITEMS = 16 };
+
 /* The allocators that swap 64-bit words whole (the fused headers), listed here apart
  * from the library's clheap_allocator_needs_atomics64, which must agree. The bitmap
  * kinds run on split words (cl/clheap_port.h). */
@@ -84,32 +102,6 @@ static int group_teardown(void **state)
     cl_fixture_close(*state);
     free(*state);
     return 0;
-}
-
-/* The default resolves by the device, and the options and the description say which. */
-static void default_is_the_devices_best(void **state)
-{
-    cl_fixture *f = *state;
-    int atomics64 = clheap_device_has_atomics64(f->device);
-    clheap_heap *heap = NULL;
-    assert_int_equal(clheap_heap_config_default().allocator, CLHEAP_AUTO_ALLOCATOR);
-    assert_int_equal(clheap_heap_create(f->context, f->device, f->queue, NULL, &heap), CLHEAP_SUCCESS);
-    assert_int_equal(clheap_heap_allocator(heap), atomics64 ? CLHEAP_DEFAULT_ALLOCATOR : CLHEAP_FALLBACK_ALLOCATOR);
-    assert_int_equal(clheap_device_allocator(f->device, 0), clheap_heap_allocator(heap));
-    assert_int_equal(clheap_device_allocator(f->device, 1), CLHEAP_TYPED_ALLOCATOR);
-    char options[256], described[1024];
-    assert_int_equal(clheap_heap_build_options(heap, options, sizeof options), CLHEAP_SUCCESS);
-    assert_int_equal(strstr(options, "-DCLHEAP_ATOMICS64=0") != NULL, !atomics64);
-    /* NVIDIA's register cap: TierAlloc's programs in warp-coalesced builds only (other
-     * compilers refuse the option) */
-    int cap_built = CLHEAP_NV_MAX_REGISTERS > 0;
-    int capped = cap_built && clheap_heap_allocator(heap) == CLHEAP_TIER_ALLOC && strstr(options, "-DCLHEAP_HAVE_PTX=1");
-    assert_int_equal(strstr(options, "-cl-nv-maxrregcount=") != NULL, capped);
-    clheap_describe_device(f->device, described, sizeof described);
-    assert_non_null(strstr(described, atomics64 ? "64-bit atomics" : "32-bit atomics"));
-    print_message("%s: %s\n", described, options);
-    assert_heap_sound(heap, "default");
-    clheap_heap_destroy(heap);
 }
 
 /* Each allocator that needs 64-bit atomics is refused where there are none, and the
@@ -162,6 +154,87 @@ static void run(cl_fixture *f, cl_kernel k, int args, ...)
     size_t global = ITEMS, local = LOCAL;
     assert_int_equal(clEnqueueNDRangeKernel(f->queue, k, 1, NULL, &global, &local, 0, NULL, NULL), CL_SUCCESS);
     assert_int_equal(clFinish(f->queue), CL_SUCCESS);
+}
+
+/* The default heap's requests larger than BlockAlloc's classes: all served, their words
+ * intact and the pool whole again (TierAlloc); where loops end early (the fallback,
+ * BlockAlloc) each is NULL and counted as a bad size. */
+static void default_serves_large_requests(cl_fixture *f, clheap_heap *heap)
+{
+    cl_program program;
+    static char log[16384];
+    assert_int_equal(clheap_heap_build_program(heap, 1, &large_kernels, NULL, &program, log, sizeof log),
+                     CLHEAP_SUCCESS);
+    cl_int err;
+    cl_kernel large = clCreateKernel(program, "large", &err), large_free = clCreateKernel(program, "large_free", &err);
+    assert_int_equal(err, CL_SUCCESS);
+    cl_mem units = buffer(f, LARGE_ITEMS * 4), wrong = buffer(f, 4);
+    cl_uint zero = 0, got[LARGE_ITEMS], words_wrong = 1;
+    assert_int_equal(clEnqueueWriteBuffer(f->queue, wrong, CL_TRUE, 0, 4, &zero, 0, NULL, NULL), CL_SUCCESS);
+    assert_int_equal(clheap_heap_set_kernel_arg(heap, large, 0), CLHEAP_SUCCESS);
+    assert_int_equal(clheap_heap_set_kernel_arg(heap, large_free, 0), CLHEAP_SUCCESS);
+    assert_int_equal(clSetKernelArg(large, 1, sizeof units, &units), CL_SUCCESS);
+    assert_int_equal(clSetKernelArg(large_free, 1, sizeof units, &units), CL_SUCCESS);
+    assert_int_equal(clSetKernelArg(large_free, 2, sizeof wrong, &wrong), CL_SUCCESS);
+    size_t global = LARGE_ITEMS;
+    assert_int_equal(clEnqueueNDRangeKernel(f->queue, large, 1, NULL, &global, NULL, 0, NULL, NULL), CL_SUCCESS);
+    assert_int_equal(clEnqueueReadBuffer(f->queue, units, CL_TRUE, 0, sizeof got, got, 0, NULL, NULL), CL_SUCCESS);
+    int fallback = clheap_heap_allocator(heap) == CLHEAP_FALLBACK_ALLOCATOR;
+    for (int i = 0; i < LARGE_ITEMS; i++)
+        assert_int_equal(got[i] != 0, !fallback);
+    clheap_heap_errors e;
+    clheap_status read = clheap_heap_read_errors(heap, &e);
+    assert_int_equal(read, fallback ? CLHEAP_ERROR_DEVICE_BAD_SIZE : CLHEAP_SUCCESS);
+    assert_int_equal(e.bad_size, fallback ? LARGE_ITEMS : 0);
+    assert_int_equal(e.out_of_memory + e.contended, 0);
+    assert_heap_sound(heap, "large requests");
+    assert_int_equal(clEnqueueNDRangeKernel(f->queue, large_free, 1, NULL, &global, NULL, 0, NULL, NULL), CL_SUCCESS);
+    assert_int_equal(clEnqueueReadBuffer(f->queue, wrong, CL_TRUE, 0, 4, &words_wrong, 0, NULL, NULL), CL_SUCCESS);
+    assert_int_equal(words_wrong, 0);
+    assert_heap_sound(heap, "large requests freed");
+    clheap_heap_stats s;
+    assert_int_equal(clheap_heap_trim(heap), CLHEAP_SUCCESS);
+    assert_int_equal(clheap_heap_calculate_stats(heap, &s), CLHEAP_SUCCESS);
+    assert_int_equal(s.live_bytes, 0);
+    assert_int_equal(s.free_bytes, s.pool_bytes);
+    clReleaseMemObject(units);
+    clReleaseMemObject(wrong);
+    clReleaseKernel(large);
+    clReleaseKernel(large_free);
+    clReleaseProgram(program);
+}
+
+/* The default resolves by the device (TierAlloc on both widths, the fallback where loops
+ * end early), the options and the description say which, and it serves large requests
+ * unless it is the fallback. */
+static void default_is_the_devices_best(void **state)
+{
+    cl_fixture *f = *state;
+    int atomics64 = clheap_device_has_atomics64(f->device);
+    clheap_heap *heap = NULL;
+    assert_int_equal(clheap_heap_config_default().allocator, CLHEAP_AUTO_ALLOCATOR);
+    assert_int_equal(clheap_heap_create(f->context, f->device, f->queue, NULL, &heap), CLHEAP_SUCCESS);
+    assert_int_equal(clheap_heap_allocator(heap),
+                     clheap_device_loop_limit(f->device) ? CLHEAP_FALLBACK_ALLOCATOR : CLHEAP_DEFAULT_ALLOCATOR);
+    assert_int_equal(clheap_device_allocator(f->device, 0), clheap_heap_allocator(heap));
+    assert_int_equal(clheap_device_allocator(f->device, 1), CLHEAP_TYPED_ALLOCATOR);
+    char options[256], described[1024];
+    assert_int_equal(clheap_heap_build_options(heap, options, sizeof options), CLHEAP_SUCCESS);
+    assert_int_equal(strstr(options, "-DCLHEAP_ATOMICS64=0") != NULL, !atomics64);
+    /* NVIDIA's register cap: TierAlloc's programs in warp-coalesced builds only (other
+     * compilers refuse the option) */
+    int cap_built = CLHEAP_NV_MAX_REGISTERS > 0;
+    int capped = cap_built && clheap_heap_allocator(heap) == CLHEAP_TIER_ALLOC && strstr(options, "-DCLHEAP_HAVE_PTX=1");
+    assert_int_equal(strstr(options, "-cl-nv-maxrregcount=") != NULL, capped);
+    clheap_describe_device(f->device, described, sizeof described);
+    assert_non_null(strstr(described, atomics64 ? "64-bit atomics" : "32-bit atomics"));
+    char names_default[64];
+    snprintf(names_default, sizeof names_default, "default %s", clheap_allocator_name(clheap_heap_allocator(heap)));
+    assert_non_null(strstr(described, names_default));
+    print_message("%s: %s\n", described, options);
+    assert_heap_sound(heap, "default");
+    default_serves_large_requests(f, heap);
+    clheap_heap_destroy(heap);
 }
 
 /* Rounds of random sizes (every word stamped, verified, half freed), then bad frees

@@ -425,9 +425,9 @@ static void growth_and_create_agree_on_the_largest_heap(void **state)
 /* The 32-bit layout (cl/clheap_port.h, the split word): blocks of at most 32 slots, no
  * run hint, the width recorded; growth keeps it; the check refuses a 64-bit plan that
  * claims 32-bit atomics (64-slot blocks) and a 32-bit one with a run hint. */
-/* CLHEAP_AUTO_ALLOCATOR as a layout plan resolves it: the typed allocator for a typed heap
- * on both widths, else the default (64-bit atomics) or the fallback (32-bit); an allocator
- * named stays as named, typed or not. */
+/* CLHEAP_AUTO_ALLOCATOR as a layout plan resolves it (no device, so loops that end early
+ * play no part): the typed allocator for a typed heap, else the default, on both widths;
+ * an allocator named stays as named, typed or not. */
 static void typed_heaps_default_to_the_typed_allocator(void **state)
 {
     (void)state;
@@ -438,10 +438,7 @@ static void typed_heaps_default_to_the_typed_allocator(void **state)
                 config.size_bytes = 8u << 20;
                 config.typed_classes = typed;
                 config.allocator = named ? CLHEAP_TIER_ALLOC : CLHEAP_AUTO_ALLOCATOR;
-                clheap_allocator want = named  ? CLHEAP_TIER_ALLOC
-                                        : typed ? CLHEAP_TYPED_ALLOCATOR
-                                        : bits == 64 ? CLHEAP_DEFAULT_ALLOCATOR
-                                                     : CLHEAP_FALLBACK_ALLOCATOR;
+                clheap_allocator want = named ? CLHEAP_TIER_ALLOC : typed ? CLHEAP_TYPED_ALLOCATOR : CLHEAP_DEFAULT_ALLOCATOR;
                 clheap_layout layout;
                 assert_int_equal(clheap_layout_plan_atomics(&config, 4, bits, &layout), CLHEAP_SUCCESS);
                 assert_int_equal(layout.header[CLHEAP_HDR_KIND], want);

@@ -31,16 +31,16 @@ clheap_status clheap_select_device(cl_platform_id *platform, cl_device_id *devic
  * terminated); <build> says which build of the allocators the device gets:
  * "64-bit atomics: every allocator, default TierAlloc" or "32-bit atomics: AtomicMalloc,
  * AtomicWrapMalloc, CMalloc, CMMalloc, BitmapAlloc, BlockAlloc, TierAlloc, FreeHeap,
- * default BlockAlloc", followed by "; loops cut past 65535 iterations a work-item" where
- * clheap_device_loop_limit is not 0 (there FreeHeap is not listed: it is refused). */
+ * default TierAlloc"; where clheap_device_loop_limit is not 0, FreeHeap is not listed
+ * (it is refused), the default is BlockAlloc, and "; loops cut past 65535 iterations a
+ * work-item" follows. */
 void clheap_describe_device(cl_device_id device, char *buf, size_t len);
 
 /** 1 if the device has 64-bit atomics (cl_khr_int64_base_atomics and
  * cl_khr_int64_extended_atomics), which the fused circular variants need; 0 if not, or
  * if the environment sets CLHEAP_ATOMICS64=0 (which forces the 32-bit build on any
  * device, for tests). Without them clheap_heap_create refuses those two
- * (CLHEAP_ERROR_UNSUPPORTED), builds the others with -DCLHEAP_ATOMICS64=0, and
- * CLHEAP_AUTO_ALLOCATOR becomes CLHEAP_FALLBACK_ALLOCATOR. */
+ * (CLHEAP_ERROR_UNSUPPORTED) and builds the others with -DCLHEAP_ATOMICS64=0. */
 int clheap_device_has_atomics64(cl_device_id device);
 
 /** 0, or how many loop iterations one work-item gets in one launch, all its loops
@@ -51,12 +51,13 @@ int clheap_device_has_atomics64(cl_device_id device);
  * NVIDIA's platform). There, a heap's programs build with -DCLHEAP_LOOP_LIMIT=n: a
  * clheap_malloc or clheap_free that finds its work-item's iterations already spent does
  * nothing (malloc returns NULL) and counts contended (docs/design.md, "Loops that
- * end early"). */
+ * end early"), and CLHEAP_AUTO_ALLOCATOR becomes CLHEAP_FALLBACK_ALLOCATOR. */
 unsigned clheap_device_loop_limit(cl_device_id device);
 
-/** What CLHEAP_AUTO_ALLOCATOR becomes on device: CLHEAP_DEFAULT_ALLOCATOR, or
- * CLHEAP_FALLBACK_ALLOCATOR without 64-bit atomics; CLHEAP_TYPED_ALLOCATOR where typed
- * is nonzero (a heap with typed_classes) on any device. */
+/** What CLHEAP_AUTO_ALLOCATOR becomes on device: CLHEAP_DEFAULT_ALLOCATOR (with or
+ * without 64-bit atomics), or CLHEAP_FALLBACK_ALLOCATOR where loops end early
+ * (clheap_device_loop_limit); CLHEAP_TYPED_ALLOCATOR where typed is nonzero (a heap with
+ * typed_classes) on any device. */
 clheap_allocator clheap_device_allocator(cl_device_id device, int typed);
 
 /** 1 if clheap_heap_create makes heaps of allocator (CLHEAP_AUTO_ALLOCATOR: always) on

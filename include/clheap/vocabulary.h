@@ -9,7 +9,7 @@
 
 /* The allocator a heap compiles into its programs (clheap_heap_config.allocator). */
 typedef enum clheap_allocator {
-    CLHEAP_AUTO_ALLOCATOR = 0, /* the device's best: CLHEAP_DEFAULT_ALLOCATOR, CLHEAP_FALLBACK_ALLOCATOR without 64-bit atomics, CLHEAP_TYPED_ALLOCATOR for a typed heap */
+    CLHEAP_AUTO_ALLOCATOR = 0, /* the device's best: CLHEAP_DEFAULT_ALLOCATOR, CLHEAP_FALLBACK_ALLOCATOR where loops end early, CLHEAP_TYPED_ALLOCATOR for a typed heap */
     CLHEAP_ATOMIC_MALLOC = 1, /* bump pointer, cannot free (Vinkler & Havran Alg. 1) */
     CLHEAP_ATOMIC_WRAP_MALLOC = 2, /* wrapping bump pointer, may overwrite live data (Alg. 2) */
     CLHEAP_CMALLOC = 3, /* circular list, flag and next words (Alg. 3) */
@@ -24,9 +24,9 @@ typedef enum clheap_allocator {
 } clheap_allocator;
 
 /* What CLHEAP_AUTO_ALLOCATOR (clheap_heap_config_default()'s choice) becomes: the
- * default, or the fallback on a device without 64-bit atomics (cl_khr_int64_base_atomics
- * and _extended_atomics), which runs only allocators whose atomic words are 32-bit; for a
- * typed heap (clheap_heap_config.typed_classes), the typed one on every device. */
+ * default on every device, with or without 64-bit atomics; the fallback on a device that
+ * ends loops early (clheap_device_loop_limit: Mesa's llvmpipe); for a typed heap
+ * (clheap_heap_config.typed_classes), the typed one on every device. */
 #define CLHEAP_DEFAULT_ALLOCATOR CLHEAP_TIER_ALLOC
 #define CLHEAP_FALLBACK_ALLOCATOR CLHEAP_BLOCK_ALLOC
 #define CLHEAP_TYPED_ALLOCATOR CLHEAP_BLOCK_ALLOC

@@ -17,7 +17,7 @@ ALLOCATORS = {
 }
 
 #: What the default (allocator None, CLHEAP_AUTO_ALLOCATOR) becomes: DEFAULT_ALLOCATOR,
-#: FALLBACK_ALLOCATOR on a device without 64-bit atomics, TYPED_ALLOCATOR for a typed heap.
+#: FALLBACK_ALLOCATOR on a device that ends loops early, TYPED_ALLOCATOR for a typed heap.
 DEFAULT_ALLOCATOR = "TierAlloc"
 FALLBACK_ALLOCATOR = "BlockAlloc"
 TYPED_ALLOCATOR = "BlockAlloc"

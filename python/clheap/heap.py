@@ -28,7 +28,7 @@ class Heap(Closable):
 
     `allocator` is a name from :data:`clheap.ALLOCATORS`, or None (the default): the
     device's best, :data:`clheap.DEFAULT_ALLOCATOR`, or :data:`clheap.FALLBACK_ALLOCATOR`
-    on a device without 64-bit atomics, or :data:`clheap.TYPED_ALLOCATOR` with
+    on a device that ends loops early (:func:`device_loop_limit`), or :data:`clheap.TYPED_ALLOCATOR` with
     `typed_classes`; :attr:`allocator` names the one the heap got. `grow` is None (never
     grow), a factor above 1, or ``(factor, max_bytes)``: see :meth:`grow_if_needed`. With
     `typed_classes` every size class keeps to blocks of its own (a class is a type for
@@ -204,9 +204,9 @@ class Heap(Closable):
 
 
 def device_has_atomics64(device: cl.Device) -> bool:
-    """Whether `device` has 64-bit atomics, which the fused circular variants need and
-    without which the default is :data:`clheap.FALLBACK_ALLOCATOR` (False also under
-    ``CLHEAP_ATOMICS64=0``)."""
+    """Whether `device` has 64-bit atomics, which the fused circular variants need
+    (False also under ``CLHEAP_ATOMICS64=0``); without them the others build for 32-bit
+    atomics."""
     return bool(lib.clheap_device_has_atomics64(device.int_ptr))
 
 
@@ -214,7 +214,8 @@ def device_loop_limit(device: cl.Device) -> int:
     """0, or the loop iterations one work-item gets in one launch, all its loops together,
     on a device that ends every loop after one iteration past them (Mesa's llvmpipe:
     65535). There a kernel-side malloc or free that finds them spent does nothing and
-    counts ``contended``, and FreeHeap is refused."""
+    counts ``contended``, FreeHeap is refused, and the default is
+    :data:`clheap.FALLBACK_ALLOCATOR`."""
     return int(lib.clheap_device_loop_limit(device.int_ptr))
 
 

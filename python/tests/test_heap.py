@@ -50,7 +50,7 @@ def test_kernel_mallocs_verified(context, queue, allocator):
 
 def test_defaults_and_properties(context):
     with clheap.Heap(context) as heap:
-        best = clheap.DEFAULT_ALLOCATOR if clheap.device_has_atomics64(heap.device) else clheap.FALLBACK_ALLOCATOR
+        best = clheap.FALLBACK_ALLOCATOR if clheap.device_loop_limit(heap.device) else clheap.DEFAULT_ALLOCATOR
         assert heap.allocator == best and best in ("TierAlloc", "BlockAlloc")
         assert heap.device == context.devices[0]
         assert heap.size <= 64 << 20 and heap.size > 60 << 20
