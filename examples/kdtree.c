@@ -797,7 +797,7 @@ int main(int argc, char **argv)
     if (csv)
         fprintf(csv, "allocator,scene,prims,heap_factor,heap_bytes,nodes,leaves,depth,refs,allocs,mean_bytes,sd_bytes,"
                      "build_ms,static_ms,nulls,peak_live_bytes,pool_bytes,result\n");
-    int wrong = 0, incomplete = 0, ran = 0;
+    int wrong = 0, incomplete = 0, ran = 0, played = 0;
     uint64_t peak = peak_live_bytes(&st);
     for (size_t i = 0; i < sizeof order / sizeof *order; i++) {
         const char *a = clheap_allocator_name(order[i]);
@@ -806,6 +806,7 @@ int main(int argc, char **argv)
         ran++;
         if (!device_runs(sc.device, order[i]))
             continue;
+        played++;
         outcome r = build(&sc, order[i], &st, stores);
         printf("%-12s %s %u primitives, heap %llu MiB (%ux the root's array): %u nodes, %u leaves, depth %u, %llu "
                "references; %llu allocations of %.0f B on average (sd %.0f); build %.3f ms, static %.3f ms (%.2fx); "
@@ -841,6 +842,10 @@ int main(int argc, char **argv)
     if (!ran) {
         fprintf(stderr, "unknown allocator %s\n", which);
         return 2;
+    }
+    if (!played) { /* every allocator asked for is refused here: nothing was verified */
+        printf("kdtree FAILED: the device refuses %s\n", which);
+        return 1;
     }
     /* 0: every build verified; 3: some ran out of heap (NULL), none wrong; 1: wrong. */
     printf(wrong ? "kdtree FAILED\n" : incomplete ? "kdtree OK, but %d builds ran out of heap\n" : "kdtree OK\n",

@@ -344,7 +344,7 @@ int main(int argc, char **argv)
     if (csv)
         fprintf(csv, "allocator,size,generations,alive,peak_objects,heap_ms_per_generation,"
                      "static_ms_per_generation,heap_bytes,growths,verified\n");
-    int ok = 1, ran = 0;
+    int ok = 1, ran = 0, played = 0;
     for (size_t i = 0; i < sizeof order / sizeof *order; i++) {
         const char *a = clheap_allocator_name(order[i]);
         if (strcmp(which, "all") != 0 && strcmp(which, a) != 0)
@@ -354,6 +354,7 @@ int main(int argc, char **argv)
         ran++;
         if (!device_runs(w.device, order[i]))
             continue;
+        played++;
         if (w.fixed) { /* the largest torus whose game fits the heap as it is */
             uint32_t fits;
             w.allocator = order[i];
@@ -384,6 +385,10 @@ int main(int argc, char **argv)
     if (!ran) {
         fprintf(stderr, "unknown allocator %s\n", which);
         return 2;
+    }
+    if (!played) { /* every allocator asked for is refused here: nothing was verified */
+        printf("life FAILED: the device refuses %s\n", which);
+        return 1;
     }
     printf(ok ? "life OK\n" : "life FAILED\n");
     return ok ? 0 : 1;

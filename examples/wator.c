@@ -622,7 +622,7 @@ int main(int argc, char **argv)
                      "static_ms_per_step,heap_bytes,result\n");
     if (w.trace)
         fprintf(w.trace, "allocator,size,step,fish,sharks,heap_ms,static_ms\n");
-    int wrong = 0, full = 0, ran = 0;
+    int wrong = 0, full = 0, ran = 0, played = 0;
     for (size_t i = 0; i < sizeof order / sizeof *order; i++) {
         const char *a = clheap_allocator_name(order[i]);
         if (strcmp(which, "all") != 0 && strcmp(which, a) != 0)
@@ -632,6 +632,7 @@ int main(int argc, char **argv)
         ran++;
         if (!device_runs(w.device, order[i]))
             continue;
+        played++;
         if (w.fixed) { /* the largest sea whose game fits the heap as it is */
             uint32_t fits;
             w.allocator = order[i];
@@ -668,6 +669,10 @@ int main(int argc, char **argv)
     if (!ran) {
         fprintf(stderr, "unknown allocator %s\n", which);
         return 2;
+    }
+    if (!played) { /* every allocator asked for is refused here: nothing was verified */
+        printf("wator FAILED: the device refuses %s\n", which);
+        return 1;
     }
     printf(wrong ? "wator FAILED\n" : full ? "wator: some heaps were too small\n" : "wator OK\n");
     return wrong ? 1 : full ? 3 : 0;
