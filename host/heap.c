@@ -41,59 +41,13 @@ struct clheap_heap {
     cl_mem block_count;       /* BlockAlloc: its length */
     clheap_heap_config config;
     clheap_layout layout;
-    int warp_coalescing; /* BlockAlloc, TierAlloc, circular family on NVIDIA: ptx_level() */
+    int warp_coalescing; /* BlockAlloc, TierAlloc, circular family on NVIDIA: probed.ptx_level */
     int atomics64;       /* clheap_device_has_atomics64: 0 builds with -DCLHEAP_ATOMICS64=0 */
     clheap_probed probed; /* host/probes.h: -DCLHEAP_FENCE_BY_ATOMIC=1, -DCLHEAP_LOOP_LIMIT=n */
     pthread_mutex_t lock;      /* recursive: every call but build_program holds it (enter) */
     cl_command_queue *queues;  /* other queues enqueue_malloc/free used, retained: grow and */
     size_t queue_count;        /* destroy finish them (their work reads the buffer) */
 };
-
-/* The inline PTX that warp coalescing uses, in a kernel of its own: if this builds, the
- * allocator's PTX path will (sm_70 and later). */
-static const char *ptx_probe_source =
-    "__kernel void probe(__global uint *out) {\n"
-    "    uint m, l, r, r2, b, s;\n"
-    "    asm volatile(\"activemask.b32 %0;\" : \"=r\"(m));\n"
-    "    asm volatile(\"mov.u32 %0, %%laneid;\" : \"=r\"(l));\n"
-    "    asm volatile(\"match.any.sync.b32 %0, %1, %2;\" : \"=r\"(r) : \"r\"(l), \"r\"(m));\n"
-    "    asm volatile(\"match.any.sync.b64 %0, %1, %2;\" : \"=r\"(r2) : \"l\"((ulong)l), \"r\"(m));\n"
-    "    asm volatile(\"{ .reg .pred q; setp.ne.s32 q, %1, 0; vote.sync.ballot.b32 %0, q, %2; }\"\n"
-    "                 : \"=r\"(b) : \"r\"(l), \"r\"(m));\n"
-    "    r ^= r2 ^ b;\n"
-    "    asm volatile(\"bar.warp.sync %0;\" ::\"r\"(m));\n"
-    "    asm volatile(\"shfl.sync.idx.b32 %0, %1, %2, 0x1f, %3;\" : \"=r\"(s) : \"r\"(r), \"r\"(0u), \"r\"(m));\n"
-    "    asm volatile(\"fence.sc.gpu;\" ::: \"memory\");\n"
-    "    out[get_global_id(0)] = s;\n"
-    "}\n";
-
-/* The warp reduction the coalesced free uses where it exists (sm_80 and later). */
-static const char *redux_probe_source =
-    "__kernel void probe(__global uint *out) {\n"
-    "    uint m, r;\n"
-    "    asm volatile(\"activemask.b32 %0;\" : \"=r\"(m));\n"
-    "    asm volatile(\"redux.sync.or.b32 %0, %1, %2;\" : \"=r\"(r) : \"r\"(out[0]), \"r\"(m));\n"
-    "    out[get_global_id(0)] = r;\n"
-    "}\n";
-
-static int probe_builds(cl_context context, cl_device_id device, const char *source)
-{
-    cl_int err;
-    cl_program probe = clCreateProgramWithSource(context, 1, &source, NULL, &err);
-    if (err != CL_SUCCESS)
-        return 0;
-    int ok = clBuildProgram(probe, 1, &device, "", NULL, NULL) == CL_SUCCESS;
-    clReleaseProgram(probe);
-    return ok;
-}
-
-/* 0: no inline PTX (not NVIDIA, or the probe failed); 1: warp coalescing; 2: also redux. */
-static int ptx_level(cl_context context, cl_device_id device)
-{
-    if (!clheap_device_is_nvidia(device) || !probe_builds(context, device, ptx_probe_source))
-        return 0;
-    return probe_builds(context, device, redux_probe_source) ? 2 : 1;
-}
 
 const char *clheap_heap_program_source(void)
 {
@@ -542,7 +496,7 @@ clheap_status clheap_heap_create(cl_context context, cl_device_id device, cl_com
     }
     int bitmaps = clheap_allocator_is_bitmap(cfg.allocator);
     heap->warp_coalescing = (clheap_allocator_has_blocks(cfg.allocator) || clheap_allocator_is_circular(cfg.allocator)) &&
-                            !cfg.no_warp_coalescing ? ptx_level(context, device) : 0;
+                            !cfg.no_warp_coalescing ? probed.ptx_level : 0;
     if (clheap_allocator_is_circular(cfg.allocator) || bitmaps || cfg.allocator == CLHEAP_FREE_HEAP) {
         status = build_own_program(heap, OWN_SETUP);
         if (status == CLHEAP_SUCCESS) {

@@ -1,5 +1,6 @@
-/* Device behaviours no query reports, measured once per device by one small program of
- * two kernels (host/probes.h says what each answer means and what it changes). */
+/* Device behaviours no query reports, measured once per device: by one small program of
+ * two kernels, or on NVIDIA by whether two programs of inline PTX build (host/probes.h
+ * says what each answer means and what it changes). */
 #include "probes.h"
 
 #include <pthread.h>
@@ -94,24 +95,73 @@ int clheap_device_is_nvidia(cl_device_id device)
     return strstr(platform_name, "NVIDIA") != NULL;
 }
 
-/* Builds the probe program in context (or a context of its own) and runs both kernels. */
+/* The inline PTX that warp coalescing uses, in a kernel of its own: if this builds, the
+ * allocator's PTX path will (sm_70 and later). */
+static const char *ptx_probe_source =
+    "__kernel void probe(__global uint *out) {\n"
+    "    uint m, l, r, r2, b, s;\n"
+    "    asm volatile(\"activemask.b32 %0;\" : \"=r\"(m));\n"
+    "    asm volatile(\"mov.u32 %0, %%laneid;\" : \"=r\"(l));\n"
+    "    asm volatile(\"match.any.sync.b32 %0, %1, %2;\" : \"=r\"(r) : \"r\"(l), \"r\"(m));\n"
+    "    asm volatile(\"match.any.sync.b64 %0, %1, %2;\" : \"=r\"(r2) : \"l\"((ulong)l), \"r\"(m));\n"
+    "    asm volatile(\"{ .reg .pred q; setp.ne.s32 q, %1, 0; vote.sync.ballot.b32 %0, q, %2; }\"\n"
+    "                 : \"=r\"(b) : \"r\"(l), \"r\"(m));\n"
+    "    r ^= r2 ^ b;\n"
+    "    asm volatile(\"bar.warp.sync %0;\" ::\"r\"(m));\n"
+    "    asm volatile(\"shfl.sync.idx.b32 %0, %1, %2, 0x1f, %3;\" : \"=r\"(s) : \"r\"(r), \"r\"(0u), \"r\"(m));\n"
+    "    asm volatile(\"fence.sc.gpu;\" ::: \"memory\");\n"
+    "    out[get_global_id(0)] = s;\n"
+    "}\n";
+
+/* The warp reduction the coalesced free uses where it exists (sm_80 and later). */
+static const char *redux_probe_source =
+    "__kernel void probe(__global uint *out) {\n"
+    "    uint m, r;\n"
+    "    asm volatile(\"activemask.b32 %0;\" : \"=r\"(m));\n"
+    "    asm volatile(\"redux.sync.or.b32 %0, %1, %2;\" : \"=r\"(r) : \"r\"(out[0]), \"r\"(m));\n"
+    "    out[get_global_id(0)] = r;\n"
+    "}\n";
+
+static int probe_builds(cl_context context, cl_device_id device, const char *source)
+{
+    cl_int err;
+    cl_program probe = clCreateProgramWithSource(context, 1, &source, NULL, &err);
+    if (err != CL_SUCCESS)
+        return 0;
+    int ok = clBuildProgram(probe, 1, &device, "", NULL, NULL) == CL_SUCCESS;
+    clReleaseProgram(probe);
+    return ok;
+}
+
+/* clheap_probed.ptx_level on an NVIDIA device: builds only, nothing runs. */
+static int ptx_level(cl_context context, cl_device_id device)
+{
+    if (!probe_builds(context, device, ptx_probe_source))
+        return 0;
+    return probe_builds(context, device, redux_probe_source) ? 2 : 1;
+}
+
+/* In context (or a context of its own): on NVIDIA builds the PTX probes; elsewhere
+ * builds the probe program and runs both its kernels. */
 static clheap_probed probe(cl_context context, cl_device_id device)
 {
-    clheap_probed answers = {0, 0};
-    if (clheap_device_is_nvidia(device))
-        return answers;
+    clheap_probed answers = {0, 0, 0};
     cl_int err = CL_SUCCESS;
     cl_context own = context ? NULL : clCreateContext(NULL, 1, &device, NULL, NULL, &err);
     if (err != CL_SUCCESS)
         return answers;
     cl_context in = context ? context : own;
-    cl_program program = clCreateProgramWithSource(in, 1, &probe_source, NULL, &err);
-    if (err == CL_SUCCESS && clBuildProgram(program, 1, &device, "", NULL, NULL) == CL_SUCCESS) {
-        answers.fences_are_barriers = probe_fences(in, device, program);
-        answers.loop_limit = probe_loops(in, device, program);
+    if (clheap_device_is_nvidia(device)) {
+        answers.ptx_level = ptx_level(in, device);
+    } else {
+        cl_program program = clCreateProgramWithSource(in, 1, &probe_source, NULL, &err);
+        if (err == CL_SUCCESS && clBuildProgram(program, 1, &device, "", NULL, NULL) == CL_SUCCESS) {
+            answers.fences_are_barriers = probe_fences(in, device, program);
+            answers.loop_limit = probe_loops(in, device, program);
+        }
+        if (err == CL_SUCCESS)
+            clReleaseProgram(program);
     }
-    if (err == CL_SUCCESS)
-        clReleaseProgram(program);
     if (own)
         clReleaseContext(own);
     return answers;

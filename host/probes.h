@@ -14,11 +14,16 @@ typedef struct clheap_probed {
      * where the device ends every loop after one iteration past them (llvmpipe):
      * clheap_device_loop_limit. */
     unsigned loop_limit;
+    /* NVIDIA only: 0 where the inline PTX of warp coalescing does not build, 1 where it
+     * does (sm_70 and later), 2 where the warp reduction the coalesced free uses builds
+     * too (sm_80 and later). Where 1 or 2, the heaps of the block and circular kinds
+     * build warp-coalesced (-DCLHEAP_HAVE_PTX). */
+    int ptx_level;
 } clheap_probed;
 
-/* The device's answers: probed with a program built in context (NULL: a context of the
- * device's own, made for the probe), or the cached ones. NVIDIA's devices are not probed
- * (their compiles are costly, and neither behaviour is theirs): all 0. */
+/* The device's answers: probed with programs built in context (NULL: a context of the
+ * device's own, made for the probe), or the cached ones. NVIDIA's devices get only the
+ * PTX builds (their compiles are costly, and neither other behaviour is theirs: 0). */
 clheap_probed clheap_probe_device(cl_context context, cl_device_id device);
 
 /* Whether device's platform is NVIDIA's (inline PTX; no probe needed). */
