@@ -550,21 +550,35 @@ static CLHEAP_INLINE void clheap_block_publish(CLHEAP_GLOBAL clheap_u32 *h, clhe
     }
 }
 
+/* The class a TierAlloc large request passes where CLHEAP_TIER_ONE_TAKE routes its take
+ * through clheap_block_new (cl/clheap_tier.h, "One take"), with its frames as `want`. */
+#define CLHEAP_BLOCK_LARGE CLHEAP_MAX_CLASSES
+
+/* Whether c is that class in this build (a constant 0 where the large path has a take
+ * of its own, so that build's code is unchanged). */
+static CLHEAP_INLINE int clheap_block_is_large(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c)
+{
+    return CLHEAP_TIER_ONE_TAKE && clheap_frames_from_pages(h) && c == CLHEAP_BLOCK_LARGE;
+}
+
 /* Slow path: take frames for a new block of class c (a batch of them, see
  * clheap_block_batch, where the frames for one are taken) and reserve `want` slots in the
  * first. The frames come from the page tier, or from BlockAlloc's free-frame bitmap by
  * rotated descents or, when `fit` is given (the last try), by a sweep that sets *fit if it
- * met a run it could have taken. */
+ * met a run it could have taken. For CLHEAP_BLOCK_LARGE: `want` frames placed as a large
+ * request's, returned after clheap_fence_acquire with nothing written (*got 0). */
 static CLHEAP_INLINE clheap_u32 clheap_block_new(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 want,
                                                  clheap_u32 seed, clheap_u64 *got, int *fit)
 {
-    clheap_u32 frames = h[CLHEAP_HDR_CLASS_FRAMES + c], count = clheap_block_batch(h, c, want), frame;
+    int large = clheap_block_is_large(h, c);
+    clheap_u32 frames = large ? want : h[CLHEAP_HDR_CLASS_FRAMES + c];
+    clheap_u32 count = large ? 1u : clheap_block_batch(h, c, want), frame;
     if (clheap_frames_from_pages(h)) {
         /* The batch, then one block, from one call site of the page tier's take: compilers
          * that inline every call (Mesa's rusticl) copy the whole take once per site. */
         CLHEAP_NO_UNROLL
         for (;;) {
-            frame = clheap_pages_take(h, count * frames, seed, 1);
+            frame = clheap_pages_take(h, count * frames, seed, !large);
             if (frame != CLHEAP_BM_FAIL || count == 1u)
                 break;
             count = 1u;
@@ -576,6 +590,10 @@ static CLHEAP_INLINE clheap_u32 clheap_block_new(CLHEAP_GLOBAL clheap_u32 *h, cl
     if (frame == CLHEAP_BM_FAIL)
         return CLHEAP_BM_FAIL;
     clheap_fence_acquire(); /* the frames' last owner released them after its header writes */
+    if (large) {
+        *got = 0;
+        return frame;
+    }
     clheap_block_write_headers(h, frame, c, count, 0u, 1u, 0);
     clheap_fence_release(); /* the class is visible before any slot is */
     /* Reserve our slots as we open the block: the first `want` slots are ours. */
@@ -621,7 +639,8 @@ static CLHEAP_INLINE clheap_u32 clheap_block_reserve_active(CLHEAP_GLOBAL clheap
  * are free, a last look for an active block someone opened meanwhile. On FAIL, *why says
  * which error the NULL counts: CLHEAP_HDR_ERR_CONTENDED if the last look met frames or
  * slots it lost to others (BlockAlloc: the sweep of CLHEAP_BLOCK_SWEEP free-frame
- * containers found a fitting run), else CLHEAP_HDR_ERR_OUT_OF_MEMORY (nothing fitted). */
+ * containers found a fitting run), else CLHEAP_HDR_ERR_OUT_OF_MEMORY (nothing fitted).
+ * CLHEAP_BLOCK_LARGE: clheap_block_new's one take of `want` frames. */
 static CLHEAP_INLINE clheap_u32 clheap_block_reserve_new(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c,
                                                          clheap_u32 want, clheap_u32 seed, clheap_u64 *got,
                                                          clheap_u32 *why)
@@ -635,6 +654,8 @@ static CLHEAP_INLINE clheap_u32 clheap_block_reserve_new(CLHEAP_GLOBAL clheap_u3
                                                    last && !clheap_frames_from_pages(h) ? &fit : (int *)0);
         if (frame != CLHEAP_BM_FAIL)
             return frame;
+        if (clheap_block_is_large(h, c))
+            break; /* a large request's one take: its caller's attempts retry */
         /* TierAlloc: the page tier's looks are not tried again while it has fewer free
          * frames than a block takes (cl/clheap_pages.h, clheap_pages_have). */
         none = none || (clheap_frames_from_pages(h) && !clheap_pages_have(h, h[CLHEAP_HDR_CLASS_FRAMES + c]));

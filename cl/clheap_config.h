@@ -143,6 +143,22 @@
 #define CLHEAP_TIER_BATCH_WHOLE_FRAMES 1024
 #endif
 
+/* 1: a TierAlloc request alone reaches the page tier's take through one call site, its
+ * class's fallback and a large request's frames alike (cl/clheap_tier.h, "One take");
+ * 0: the large path has a take of its own. Why 1 wherever the warp paths are not
+ * compiled (no CLHEAP_HAVE_PTX): compilers that inline every call (Mesa's rusticl, PoCL)
+ * copy the whole take once per site, and on llvmpipe, whose build time grows much faster
+ * than the code, the second copy was most of a TierAlloc kernel's build. Why 0 on NVIDIA:
+ * its driver calls the take out of line (CLHEAP_OUTLINE), and the large path's own loop
+ * is the measured one. Not a tuning knob: both give the same answers. */
+#ifndef CLHEAP_TIER_ONE_TAKE
+#if defined(CLHEAP_HAVE_PTX)
+#define CLHEAP_TIER_ONE_TAKE 0
+#else
+#define CLHEAP_TIER_ONE_TAKE 1
+#endif
+#endif
+
 /* ---- read by cl/clheap_bump.h ---- */
 
 #ifndef CLHEAP_WRAP_MAX_TRIES

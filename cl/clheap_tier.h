@@ -106,6 +106,17 @@
  * more than keeping saved, and the hints' runs count in it. Why off: blocks kept by one
  * launch slowed the next launches that took much of the pool (same section).
  *
+ * One take (CLHEAP_TIER_ONE_TAKE, every build without the warp paths). A request alone
+ * reaches the page tier's take (clheap_pages_take) at one call: the frames of a large
+ * request, or of a piece, are taken by its class fallback's call of
+ * clheap_block_reserve_new, for the pseudo-class CLHEAP_BLOCK_LARGE, which takes them as a
+ * block's but writes nothing (clheap_tier_reserve_slow keeps the large path's attempts,
+ * the caller marks the allocation). Why: compilers that inline every call copy the take,
+ * the largest piece of the allocator, once per call site; the large path's own copy was
+ * most of what made a TierAlloc kernel take minutes to build on llvmpipe. NVIDIA's build
+ * keeps the large path's own take (clheap_tier_take_frames), where the driver calls it.
+ * Split words also compile out the closing of runs, which they never install (W3).
+ *
  * Invariants when no kernel runs (verified by clheap_heap_check), beyond those of the
  * blocks and the pages:
  *   T1  every frame is in exactly one of: a free piece of the page tier, a block (its
@@ -323,6 +334,13 @@ static CLHEAP_INLINE void clheap_tier_close_hint(CLHEAP_GLOBAL clheap_u32 *h, cl
  * memory held for hints, given back before a malloc reports the heap full. */
 static CLHEAP_INLINE void clheap_tier_close_runs(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c)
 {
+#if !CLHEAP_ATOMICS64
+    /* Split words install no run and no spare (W3 of cl/clheap_port.h: no hint slots):
+     * nothing to close. Compiled out: each of its sites was a copy of a run's release. */
+    (void)h;
+    (void)c;
+    return;
+#endif
     int all = c == CLHEAP_MAX_CLASSES;
     if (all)
         clheap_store32(h + CLHEAP_HDR_RUNS_OPEN, 0u); /* before the loads: a run installed after sets it again */
@@ -593,17 +611,33 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_piece_of(CLHEAP_GLOBAL clheap_u32 *h
  * other requests are handing out sends them all to open new ones. Why the last resort's
  * try is here: compilers that inline every call (Mesa's rusticl) copied the block opening
  * and its page-tier take once per call site. CLHEAP_TIER_NOTHING if, before the second
- * try, nothing can serve the class (clheap_tier_nothing_for). */
+ * try, nothing can serve the class (clheap_tier_nothing_for).
+ * c CLHEAP_BLOCK_LARGE (CLHEAP_TIER_ONE_TAKE, see "One take"): `want` frames of a large
+ * request, taken as clheap_tier_take_frames takes them (first alone; then after closing
+ * every run and settling a share; then after settling every mark, and by the first
+ * stretch long enough), through the same call of clheap_block_reserve_new. */
 static CLHEAP_INLINE clheap_u32 clheap_tier_reserve_slow(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c,
                                                          clheap_u32 want, clheap_u32 seed, clheap_u64 *got,
                                                          int last)
 {
     clheap_u32 frame = CLHEAP_BM_FAIL, why; /* unread: TierAlloc counts a NULL where the request ends */
+    int large = clheap_block_is_large(h, c);
     CLHEAP_NO_UNROLL
-    for (clheap_u32 attempt = 0; attempt < (last ? 4u : 3u) && frame == CLHEAP_BM_FAIL; attempt++) {
+    for (clheap_u32 attempt = 0; attempt < (last && !large ? 4u : 3u) && frame == CLHEAP_BM_FAIL; attempt++) {
         clheap_u32 s = seed ^ 0x68E31DA4u * attempt;
-        if (attempt == 1u && clheap_tier_nothing_for(h, c, clheap_tier_least_frames(h, c)))
+        if (attempt == 1u && clheap_tier_nothing_for(h, c, large ? want : clheap_tier_least_frames(h, c)))
             return CLHEAP_TIER_NOTHING;
+#if CLHEAP_TIER_ONE_TAKE
+        if (attempt == 2u && !large)
+            clheap_tier_close_runs(h, c);
+        if (attempt == 3u || (large && attempt == 1u))
+            clheap_tier_close_all(h); /* large: every class's runs */
+        /* A share (frees not yet settled may have left slots or frames), or every mark
+         * (the last resort; large, the last attempt): one call, as in
+         * clheap_tier_take_frames. */
+        if (attempt == 1u || ((attempt == 3u || (large && attempt == 2u)) && clheap_tier_take_marks(h)))
+            clheap_tier_settle(h, attempt != 1u);
+#else
         if (attempt == 1u)
             clheap_tier_settle(h, 0); /* frees not yet settled may have left slots or frames */
         if (attempt == 2u)
@@ -612,11 +646,18 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_reserve_slow(CLHEAP_GLOBAL clheap_u3
             clheap_tier_close_all(h);
             clheap_tier_settle_marked(h);
         }
-        frame = clheap_block_reserve_active(h, c, want, s, got);
-        if (frame == CLHEAP_BM_FAIL && !attempt && clheap_tier_wants_pieces(h, c, want))
+#endif
+        frame = large ? CLHEAP_BM_FAIL : clheap_block_reserve_active(h, c, want, s, got);
+        if (frame == CLHEAP_BM_FAIL && !attempt && !large && clheap_tier_wants_pieces(h, c, want))
             return CLHEAP_TIER_PIECES;
-        if (frame == CLHEAP_BM_FAIL && (attempt < 3u || clheap_pages_have(h, h[CLHEAP_HDR_CLASS_FRAMES + c])))
+        if (frame == CLHEAP_BM_FAIL &&
+            (attempt < 3u || clheap_pages_have(h, large ? want : h[CLHEAP_HDR_CLASS_FRAMES + c])))
             frame = clheap_block_reserve_new(h, c, want, s, got, &why);
+        if (frame == CLHEAP_BM_FAIL && large && attempt == 2u) { /* a stretch the placed ways miss */
+            frame = clheap_pages_take_stretch(h, want);
+            if (frame != CLHEAP_BM_FAIL)
+                clheap_fence_acquire(); /* the frames' last owner released them after its header writes */
+        }
     }
     return frame;
 }
@@ -740,9 +781,9 @@ static CLHEAP_INLINE void clheap_tier_take_finish(CLHEAP_GLOBAL clheap_u32 *h, c
         g->frame = clheap_tier_reserve_slow(h, c, missing, seed, &g->got, (parts & CLHEAP_TIER_LAST_RESORT) != 0);
 }
 
-/* Both steps by one work-item; `last`: with the last resort's try (a lone request). */
+/* Both steps by one work-item, finish's `parts` (CLHEAP_TIER_LAST_RESORT: a lone request). */
 static CLHEAP_INLINE void clheap_tier_take_many(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 n,
-                                                clheap_u32 seed, clheap_tier_grant *g, int last)
+                                                clheap_u32 seed, clheap_tier_grant *g, int parts)
 {
     clheap_tier_opening o;
     clheap_tier_take_begin(h, c, n, seed, g, &o);
@@ -751,8 +792,7 @@ static CLHEAP_INLINE void clheap_tier_take_many(CLHEAP_GLOBAL clheap_u32 *h, clh
         clheap_block_write_headers(h, o.run, c, o.blocks, 0u, 1u, 1);
         clheap_fence_release(); /* headers before the blocks are listed or their slots handed out */
     }
-    clheap_tier_take_finish(h, c, seed, g, &o,
-                            CLHEAP_TIER_INSTALL | CLHEAP_TIER_FALL_BACK | (last ? CLHEAP_TIER_LAST_RESORT : 0));
+    clheap_tier_take_finish(h, c, seed, g, &o, parts);
     if (fresh && clheap_tier_openers_settle(h)) {
         clheap_u32 share = clheap_tier_settle_share(h, o.blocks * h[CLHEAP_HDR_CLASS_FRAMES + c]);
         clheap_tier_settle_range(h, clheap_tier_settle_claim(h, share), share, 0u, 1u);
@@ -887,14 +927,57 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_large(CLHEAP_GLOBAL clheap_u3
  * (this and the pieces), and inlined at both it cost registers on the fast path. Why the
  * piece and the large request share one call of clheap_tier_malloc_large, and a lone
  * request's own class is tried last inside clheap_tier_reserve_slow: compilers that
- * inline every call (Mesa's rusticl) copied the page tier's whole take once per site. */
+ * inline every call (Mesa's rusticl) copied the page tier's whole take once per site.
+ * With CLHEAP_TIER_ONE_TAKE the large request's frames come through the fallback's call
+ * (see "One take" at the top of this file). */
+#if CLHEAP_TIER_ONE_TAKE
+static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_first(CLHEAP_GLOBAL clheap_u32 *h, clheap_size bytes,
+                                                         clheap_u32 seed, int large, int last)
+{
+    clheap_u32 c = bytes && !large ? clheap_class_for(h, bytes) : CLHEAP_MAX_CLASSES;
+    clheap_u32 m = c == CLHEAP_MAX_CLASSES ? clheap_tier_frames_for(h, bytes) : 0u;
+    if (c == CLHEAP_MAX_CLASSES && !m) {
+        clheap_count_error(h, CLHEAP_HDR_ERR_BAD_SIZE);
+        return 0u;
+    }
+    if (c != CLHEAP_MAX_CLASSES) { /* the hint's run, or one this request opens */
+        clheap_tier_grant g;
+        clheap_tier_take_many(h, c, 1u, seed, &g, CLHEAP_TIER_INSTALL);
+        if (g.k || g.k2)
+            return clheap_tier_grant_unit(h, c, &g, 0u);
+    }
+    /* The class's fallback, or the frames of a large request or of a piece: one call. */
+    CLHEAP_NO_UNROLL
+    for (int pass = 0; pass < 2; pass++) {
+        clheap_u64 got = 0;
+        clheap_u32 frame = clheap_tier_reserve_slow(h, c, c == CLHEAP_MAX_CLASSES ? m : 1u, seed, &got, last);
+        if (c != CLHEAP_MAX_CLASSES && frame == CLHEAP_TIER_PIECES) {
+            /* Its own piece, uncounted: a class's size (at most 32 frames) is never more
+             * than the pool (whole 64-frame segments). */
+            c = CLHEAP_MAX_CLASSES;
+            m = clheap_tier_frames_for(h, bytes);
+            large = 1;
+            continue;
+        }
+        if (c != CLHEAP_MAX_CLASSES)
+            return frame < CLHEAP_TIER_NOTHING ? clheap_slot_unit(h, frame, c, clheap_ctz64(got)) : 0u;
+        if (frame < CLHEAP_TIER_NOTHING)
+            return clheap_tier_mark_large(h, frame, m);
+        if (!large)
+            clheap_count_error(h, CLHEAP_HDR_ERR_OUT_OF_MEMORY);
+        return 0u;
+    }
+    return 0u;
+}
+#else
 static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_first(CLHEAP_GLOBAL clheap_u32 *h, clheap_size bytes,
                                                          clheap_u32 seed, int large, int last)
 {
     clheap_u32 c = bytes && !large ? clheap_class_for(h, bytes) : CLHEAP_MAX_CLASSES;
     if (c != CLHEAP_MAX_CLASSES) {
         clheap_tier_grant g;
-        clheap_tier_take_many(h, c, 1u, seed, &g, last);
+        clheap_tier_take_many(h, c, 1u, seed, &g,
+                              CLHEAP_TIER_INSTALL | CLHEAP_TIER_FALL_BACK | (last ? CLHEAP_TIER_LAST_RESORT : 0));
         if (g.frame != CLHEAP_TIER_PIECES)
             return clheap_tier_grant_unit(h, c, &g, 0u);
         /* Its own piece: frames, uncounted. A class's size (at most 32 frames) always
@@ -903,6 +986,7 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_first(CLHEAP_GLOBAL clheap_u3
     }
     return clheap_tier_malloc_large(h, bytes, seed, large); /* its one site: see above */
 }
+#endif
 
 static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_unit(CLHEAP_GLOBAL clheap_u32 *h, clheap_size bytes,
                                                         clheap_u32 seed)

@@ -194,21 +194,29 @@ static void release(uint32_t *h, uint32_t first, uint32_t n)
 
 /* Issue 45.4: with every frame taken but [first, first + m), a large request for m frames
  * gets exactly that stretch, at any offset in a segment and for m = 1 .. 200. Before, 40,
- * 64, 80, 100 and 126 frames at 64s + 24 got NULL in 64 MiB and 1 GiB pools. */
+ * 64, 80, 100 and 126 frames at 64s + 24 got NULL in 64 MiB and 1 GiB pools. The large
+ * path's take (clheap_tier_take_large: NVIDIA's, and aligned_alloc's), then, where m
+ * frames are above the largest class, a lone malloc's (with CLHEAP_TIER_ONE_TAKE, the
+ * class fallback's call, cl/clheap_tier.h). */
 static void stretch_at(core_heap *heap, uint32_t first, uint32_t m)
 {
     uint32_t *h = heap->words, frames = h[CLHEAP_HDR_FRAME_COUNT], frame_bytes = h[CLHEAP_HDR_FRAME_UNITS] * CLHEAP_UNIT;
+    int lone_too = (size_t)m * frame_bytes > h[CLHEAP_HDR_CLASS_BYTES + h[CLHEAP_HDR_CLASS_COUNT] - 1u];
     claim(h, 0, first);
     claim(h, first + m, frames - first - m);
-    clheap_core_begin();
-    uint32_t unit = clheap_tier_take_large(h, (size_t)m * frame_bytes, 0x1234u + m);
-    uint32_t got = unit ? (unit - h[CLHEAP_HDR_POOL_START]) / h[CLHEAP_HDR_FRAME_UNITS] : CLHEAP_BM_FAIL;
-    if (got != first)
-        fail_msg("%u frames free at %u (segment %u + %u): take gave %d", m, first, first / 64u, first % 64u, (int)got);
-    clheap_core_begin();
-    assert_int_equal(clheap_tier_take_large(h, frame_bytes, 7u), 0); /* nothing else is free */
-    clheap_core_begin();
-    clheap_tier_free_large(h, unit, got);
+    for (int lone = 0; lone <= lone_too; lone++) {
+        clheap_core_begin();
+        uint32_t unit = lone ? core_heap_malloc(heap, (size_t)m * frame_bytes, 0)
+                             : clheap_tier_take_large(h, (size_t)m * frame_bytes, 0x1234u + m);
+        uint32_t got = unit ? (unit - h[CLHEAP_HDR_POOL_START]) / h[CLHEAP_HDR_FRAME_UNITS] : CLHEAP_BM_FAIL;
+        if (got != first)
+            fail_msg("%u frames free at %u (segment %u + %u): %s gave %d", m, first, first / 64u, first % 64u,
+                     lone ? "malloc" : "take", (int)got);
+        clheap_core_begin();
+        assert_int_equal(clheap_tier_take_large(h, frame_bytes, 7u), 0); /* nothing else is free */
+        clheap_core_begin();
+        clheap_tier_free_large(h, unit, got);
+    }
     release(h, 0, first);
     release(h, first + m, frames - first - m);
 }
