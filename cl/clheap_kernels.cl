@@ -126,8 +126,10 @@ __kernel void clheap_enqueue_malloc(__global clheap_heap *heap, __global uint *h
         uint bytes = per_request ? sizes[i] : size;
         uint unit = alignment > CLHEAP_UNIT ? clheap_unit_of(heap, clheap_aligned_alloc(heap, alignment, bytes))
                                             : clheap_malloc_unit(heap, bytes);
-        if (unit && zero)
+        if (unit && zero) {
             clheap_zero_units(clheap_pointer(heap, unit), (bytes + CLHEAP_UNIT - 1u) / CLHEAP_UNIT);
+            unit = clheap_data_loop_whole(clheap_words(heap)) ? unit : 0u; /* as clheap_calloc */
+        }
         handles[first + i] = unit;
     }
 }

@@ -70,6 +70,48 @@ static const char *kernels =
     "    for (uint k = 0; k < spend; k++)\n"
     "        if (((volatile __global uint *)units)[i] == 0xFFFFFFFFu) break;\n"
     "    clheap_free(heap, p);\n"
+    "}\n"
+    "/* Each work-item's 4 KiB allocation, every unit stamped (limit unused). */\n"
+    "__kernel void stamp_4k(__global clheap_heap *heap, __global uint *units, uint limit, uint seed) {\n"
+    "    uint i = get_global_id(0);\n"
+    "    __global uint4 *p = (__global uint4 *)clheap_malloc(heap, 4096u);\n"
+    "    units[i] = clheap_unit_of(heap, p);\n"
+    "    for (uint w = 0; p && w < 256u; w++) p[w] = (uint4)(i, w, seed, 7u);\n"
+    "}\n"
+    "/* Each SIMD vector keeps 2 - 401 of its iterations for a realloc to 8 KiB, so that they\n"
+    " * run out before it, in its malloc, or (most) in its copy of 256 units; a NULL leaves\n"
+    " * units[i] as it was. The new allocations of cut copies stay allocated, so the heap\n"
+    " * fills and stamp_4k may get NULL in later rounds. */\n"
+    "__kernel void realloc_cut(__global clheap_heap *heap, __global uint *units, uint limit, uint seed) {\n"
+    "    uint i = get_global_id(0), spend = limit - 2u - (i / 8u * 37u + seed) % 400u;\n"
+    "    for (uint k = 0; k < spend; k++)\n"
+    "        if (((volatile __global uint *)units)[i] == 0xFFFFFFFFu) break;\n"
+    "    __global void *q = units[i] ? clheap_realloc(heap, clheap_pointer(heap, units[i]), 8192u) : 0;\n"
+    "    if (q) units[i] = clheap_unit_of(heap, q);\n"
+    "}\n"
+    "/* The stamp's units wherever the allocation now lies, then its free (limit unused). */\n"
+    "__kernel void check_4k(__global clheap_heap *heap, __global uint *units, uint limit, uint seed,\n"
+    "                       __global uint *wrong) {\n"
+    "    uint i = get_global_id(0);\n"
+    "    __global uint4 *p = (__global uint4 *)clheap_pointer(heap, units[i]);\n"
+    "    for (uint w = 0; p && w < 256u; w++)\n"
+    "        if (any(p[w] != (uint4)(i, w, seed, 7u))) atomic_inc(wrong);\n"
+    "    clheap_free(heap, p);\n"
+    "}\n"
+    "/* The same cut for a calloc of 4 KiB, on memory check_4k freed with its stamps. */\n"
+    "__kernel void calloc_cut(__global clheap_heap *heap, __global uint *units, uint limit, uint seed) {\n"
+    "    uint i = get_global_id(0), spend = limit - 2u - (i / 8u * 37u + seed) % 400u;\n"
+    "    for (uint k = 0; k < spend; k++)\n"
+    "        if (((volatile __global uint *)units)[i] == 0xFFFFFFFFu) break;\n"
+    "    units[i] = clheap_unit_of(heap, clheap_calloc(heap, 256u, 16u));\n"
+    "}\n"
+    "__kernel void check_zero(__global clheap_heap *heap, __global uint *units, uint limit, uint seed,\n"
+    "                         __global uint *wrong) {\n"
+    "    uint i = get_global_id(0);\n"
+    "    __global uint4 *p = (__global uint4 *)clheap_pointer(heap, units[i]);\n"
+    "    for (uint w = 0; p && w < 256u; w++)\n"
+    "        if (any(p[w] != (uint4)(0u))) atomic_inc(wrong);\n"
+    "    clheap_free(heap, p);\n"
     "}\n";
 
 typedef struct loop_test {
@@ -272,6 +314,74 @@ static void cuts_inside_calls_leave_the_heap_sound(void **state)
     clheap_heap_destroy(heap);
 }
 
+/* Where the device cuts loops, a realloc whose iterations run out before or inside its
+ * copy returns NULL and leaves the old allocation and its words (clheap_realloc), and one
+ * whose copy ran whole moved them all: every allocation, wherever it lies, holds its stamp.
+ * Then a calloc cut the same way on that freed memory returns NULL or zeros. The circular
+ * family only: cut inside its malloc, its heap stays sound (above); the bump allocators do
+ * not realloc. */
+static void a_cut_realloc_keeps_the_old_words(void **state)
+{
+    loop_test *t = *state;
+    unsigned limit = clheap_device_loop_limit(t->cl.device);
+    clheap_allocator a = t->allocator;
+    if (!limit || a < CLHEAP_CMALLOC || a > CLHEAP_CFMMALLOC)
+        skip();
+    cl_program program;
+    clheap_heap *heap = heap_with_program(t, NULL, &program);
+    cl_int err;
+    cl_kernel stamp = clCreateKernel(program, "stamp_4k", &err), cut = clCreateKernel(program, "realloc_cut", &err),
+              check = clCreateKernel(program, "check_4k", &err), zeroed = clCreateKernel(program, "calloc_cut", &err),
+              zeros = clCreateKernel(program, "check_zero", &err);
+    assert_int_equal(err, CL_SUCCESS);
+    cl_mem units = buffer(&t->cl, CUT_ITEMS * 4), wrong = buffer(&t->cl, 4);
+    int kept = 0, moved = 0, calloc_nulls = 0;
+    for (cl_uint seed = 0; seed < 4u; seed++) {
+        cl_uint zero = 0, before[CUT_ITEMS], after[CUT_ITEMS], words_wrong = 1;
+        assert_int_equal(clEnqueueWriteBuffer(t->cl.queue, wrong, CL_TRUE, 0, 4, &zero, 0, NULL, NULL), CL_SUCCESS);
+        launch_cut(t, heap, stamp, units, limit, seed, NULL);
+        assert_int_equal(clEnqueueReadBuffer(t->cl.queue, units, CL_TRUE, 0, sizeof before, before, 0, NULL, NULL),
+                         CL_SUCCESS);
+        launch_cut(t, heap, cut, units, limit, seed, NULL);
+        assert_int_equal(clEnqueueReadBuffer(t->cl.queue, units, CL_TRUE, 0, sizeof after, after, 0, NULL, NULL),
+                         CL_SUCCESS);
+        assert_heap_sound(heap, "after reallocs cut");
+        for (int i = 0; i < CUT_ITEMS; i++) {
+            kept += before[i] && after[i] == before[i];
+            moved += after[i] != before[i];
+        }
+        launch_cut(t, heap, check, units, limit, seed, wrong);
+        assert_int_equal(clEnqueueReadBuffer(t->cl.queue, wrong, CL_TRUE, 0, 4, &words_wrong, 0, NULL, NULL),
+                         CL_SUCCESS);
+        assert_int_equal(words_wrong, 0);
+        assert_heap_sound(heap, "after the frees");
+        launch_cut(t, heap, zeroed, units, limit, seed, NULL);
+        assert_int_equal(clEnqueueReadBuffer(t->cl.queue, units, CL_TRUE, 0, sizeof after, after, 0, NULL, NULL),
+                         CL_SUCCESS);
+        for (int i = 0; i < CUT_ITEMS; i++)
+            calloc_nulls += after[i] == 0;
+        launch_cut(t, heap, zeros, units, limit, seed, wrong);
+        assert_int_equal(clEnqueueReadBuffer(t->cl.queue, wrong, CL_TRUE, 0, 4, &words_wrong, 0, NULL, NULL),
+                         CL_SUCCESS);
+        assert_int_equal(words_wrong, 0);
+        assert_heap_sound(heap, "after the callocs");
+    }
+    print_message("%s: %d reallocs cut kept their allocation, %d moved whole; %d callocs cut\n",
+                  clheap_allocator_name(a), kept, moved, calloc_nulls);
+    assert_true(kept > 0); /* the cuts happened */
+    assert_true(moved > 0);
+    assert_true(calloc_nulls > 0);
+    clReleaseMemObject(units);
+    clReleaseMemObject(wrong);
+    clReleaseKernel(stamp);
+    clReleaseKernel(cut);
+    clReleaseKernel(check);
+    clReleaseKernel(zeroed);
+    clReleaseKernel(zeros);
+    clReleaseProgram(program);
+    clheap_heap_destroy(heap);
+}
+
 /* FreeHeap serves a batch on one work-item, whose sifts a device that ends loops early
  * would cut: refused there, and only there. */
 static void free_heap_is_refused_where_loops_end_early(void **state)
@@ -344,6 +454,8 @@ int main(int argc, char **argv)
             cmocka_unit_test_prestate_setup_teardown(cuts_inside_calls_leave_the_heap_sound, open_fixture,
                                                      close_fixture, &t),
             cmocka_unit_test_prestate_setup_teardown(whole_loops_are_served, open_fixture, close_fixture, &t),
+            cmocka_unit_test_prestate_setup_teardown(a_cut_realloc_keeps_the_old_words, open_fixture, close_fixture,
+                                                     &t),
             cmocka_unit_test_prestate_setup_teardown(free_heap_is_refused_where_loops_end_early, open_fixture,
                                                      close_fixture, &t),
         };
