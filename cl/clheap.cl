@@ -475,18 +475,29 @@ static CLHEAP_INLINE int clheap_loops_run(CLHEAP_GLOBAL clheap_u32 *h)
 #endif
 }
 
+/* clheap_loops_run, counting contended where it is 0. At a call's start; and after a loop
+ * over the caller's data (calloc's zeroing, realloc's copy): a work-item whose iterations
+ * ran out inside it finds them spent here as well, and its caller returns NULL instead of
+ * memory holding other words (realloc's ptr stays allocated and unchanged; the new
+ * allocation cannot be freed then, a free's loops being cut too, and stays allocated).
+ * Elsewhere a constant 1. */
+static CLHEAP_INLINE int clheap_loops_left(CLHEAP_GLOBAL clheap_u32 *h)
+{
+    if (clheap_loops_run(h))
+        return 1;
+    clheap_count_error(h, CLHEAP_HDR_ERR_CONTENDED);
+    return 0;
+}
+
 /* Whether a call may go on: the heap is formatted (else it counts unformatted) and the
- * work-item's loops still run whole (else it counts contended: clheap_loops_run). */
+ * work-item's loops still run whole (else it counts contended: clheap_loops_left). */
 static CLHEAP_INLINE int clheap_formatted(CLHEAP_GLOBAL clheap_u32 *h)
 {
     if (!clheap_has_magic(h)) {
         clheap_count_error(h, CLHEAP_HDR_ERR_UNFORMATTED);
         return 0;
     }
-    if (clheap_loops_run(h))
-        return 1;
-    clheap_count_error(h, CLHEAP_HDR_ERR_CONTENDED);
-    return 0;
+    return clheap_loops_left(h);
 }
 
 /* malloc returning the 16-byte-unit offset of the allocation (0 = NULL). Out of line but
@@ -601,20 +612,6 @@ static CLHEAP_INLINE size_t clheap_usable_size(CLHEAP_GLOBAL clheap_heap *heap, 
     return clheap_usable_bytes(clheap_words(heap), ptr);
 }
 
-/* Whether the loop just run over the caller's data (calloc's zeroing, realloc's copy) ran
- * whole. Where the device ends loops early (CLHEAP_LOOP_LIMIT), a work-item whose
- * iterations ran out inside it finds them spent here as well (clheap_loops_run): it counts
- * contended, and its caller returns NULL instead of memory holding other words; realloc's
- * ptr stays allocated and unchanged. The new allocation cannot be freed then (a free's
- * loops would be cut too) and stays allocated. Elsewhere a constant 1. */
-static CLHEAP_INLINE int clheap_data_loop_whole(CLHEAP_GLOBAL clheap_u32 *h)
-{
-    if (clheap_loops_run(h))
-        return 1;
-    clheap_count_error(h, CLHEAP_HDR_ERR_CONTENDED);
-    return 0;
-}
-
 /* malloc of count * size bytes, zeroed. A product that overflows is a bad size (NULL). */
 static CLHEAP_INLINE CLHEAP_GLOBAL void *clheap_calloc(CLHEAP_GLOBAL clheap_heap *heap, size_t count, size_t size)
 {
@@ -626,7 +623,7 @@ static CLHEAP_INLINE CLHEAP_GLOBAL void *clheap_calloc(CLHEAP_GLOBAL clheap_heap
     CLHEAP_GLOBAL void *p = clheap_malloc(heap, count * size);
     if (p)
         clheap_zero_units(p, (count * size + CLHEAP_UNIT - 1u) / CLHEAP_UNIT);
-    return p && clheap_data_loop_whole(clheap_words(heap)) ? p : 0;
+    return p && clheap_loops_left(clheap_words(heap)) ? p : 0;
 }
 
 /* C's realloc. NULL: malloc. Size 0: frees ptr and returns NULL. Otherwise the pointer is
@@ -678,7 +675,7 @@ static CLHEAP_INLINE CLHEAP_ENTRY CLHEAP_GLOBAL void *clheap_realloc(CLHEAP_GLOB
     if (moved) {
         clheap_size keep = size < usable ? size : usable;
         clheap_copy_units(moved, ptr, (keep + CLHEAP_UNIT - 1u) / CLHEAP_UNIT);
-        if (!clheap_data_loop_whole(h))
+        if (!clheap_loops_left(h))
             return 0; /* the copy was cut: ptr stays */
         clheap_free(heap, ptr);
     }

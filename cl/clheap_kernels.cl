@@ -128,7 +128,7 @@ __kernel void clheap_enqueue_malloc(__global clheap_heap *heap, __global uint *h
                                             : clheap_malloc_unit(heap, bytes);
         if (unit && zero) {
             clheap_zero_units(clheap_pointer(heap, unit), (bytes + CLHEAP_UNIT - 1u) / CLHEAP_UNIT);
-            unit = clheap_data_loop_whole(clheap_words(heap)) ? unit : 0u; /* as clheap_calloc */
+            unit = clheap_loops_left(clheap_words(heap)) ? unit : 0u; /* as clheap_calloc */
         }
         handles[first + i] = unit;
     }
