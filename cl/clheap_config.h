@@ -384,6 +384,15 @@
 #define CLHEAP_TIER_PIECES_POOL_FRAMES (1u << 21)
 #endif
 
+/* Pieces that their objects leave more than half unused are taken only while the page
+ * tier has handed out less than this share of the pool, in percent (cl/clheap_tier.h,
+ * clheap_tier_wants_pieces). Why a quarter: at half, k-d trees in pools kept mostly in
+ * use still built several times slower; much lower, a fresh pool's first burst got NULLs
+ * (test_core_burst). */
+#ifndef CLHEAP_TIER_PIECES_USED_PERCENT
+#define CLHEAP_TIER_PIECES_USED_PERCENT 25
+#endif
+
 /* ---- read by host/heap.c ---- */
 
 /* NVIDIA's register cap for TierAlloc's programs: in warp-coalesced builds (NVIDIA), a

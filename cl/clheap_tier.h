@@ -545,6 +545,15 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_least_frames(CLHEAP_GLOBAL clheap_u3
  * opened hundreds of small blocks.
  * Why only there: pieces are a page take where one opened block serves the fallbacks
  * after it.
+ * A piece that its object leaves more than half unused (a class under half a frame: one
+ * small object a frame) only while the page tier has handed out less than
+ * CLHEAP_TIER_PIECES_USED_PERCENT of the pool. Why: such pieces serve a fresh pool's
+ * first burst (test_core_burst got NULLs without them), but in a pool kept mostly in use
+ * whose requests keep falling back (clheap-kdtree at 20x its root's array, on a GPU:
+ * runs of one block, soon used up) every small request took a frame of its own, and since
+ * pieces open no block that later requests find, so did the next ones: NULLs with the
+ * pool far from full, and larger trees built several times slower (docs/performance.md,
+ * "Pieces in a pool in use").
  * Never in typed heaps (CLHEAP_HDR_TIER_TYPED): a piece is no slot of any block, so
  * parallel_do and device_do, which visit a class's blocks, would never meet it.
  * How: the requests that take pieces are one large allocation, taken through the large
@@ -561,8 +570,11 @@ static CLHEAP_INLINE int clheap_tier_wants_pieces(CLHEAP_GLOBAL clheap_u32 *h, c
     /* Split words give no hints whatever the pool (W3): there only its size counts. */
     int short_of_runs = (CLHEAP_ATOMICS64 && hints < h[CLHEAP_HDR_HINT_SLOTS]) ||
                         h[CLHEAP_HDR_FRAME_COUNT] <= CLHEAP_TIER_PIECES_POOL_FRAMES;
-    return short_of_runs && 2u * want * clheap_tier_piece_frames(h, c) < h[CLHEAP_HDR_CLASS_FRAMES + c] &&
-           (hints || h[CLHEAP_HDR_CLASS_BYTES + c] % (h[CLHEAP_HDR_FRAME_UNITS] * CLHEAP_UNIT) == 0u);
+    clheap_u32 bytes = h[CLHEAP_HDR_CLASS_BYTES + c], frame_bytes = h[CLHEAP_HDR_FRAME_UNITS] * CLHEAP_UNIT;
+    clheap_u32 frames = clheap_tier_piece_frames(h, c);
+    return short_of_runs && 2u * want * frames < h[CLHEAP_HDR_CLASS_FRAMES + c] &&
+           (hints || bytes % frame_bytes == 0u) &&
+           (frames * frame_bytes <= 2u * bytes || clheap_tier_used_below(h, CLHEAP_TIER_PIECES_USED_PERCENT));
 }
 
 /* Makes frames [f, f + frames), taken from the page tier (after clheap_fence_acquire),

@@ -98,6 +98,43 @@ static void untyped_heap_gives_lone_requests_pieces(void **state)
     core_heap_destroy(&heap);
 }
 
+/* Pieces that leave more than half of their frames' bytes unused (one small object a
+ * frame) are taken only while the page tier has handed out less than
+ * CLHEAP_TIER_PIECES_USED_PERCENT of the pool (clheap_tier_wants_pieces); pieces that an
+ * object fills at least half of, at any use. Why: in a small pool kept mostly in use
+ * (the k-d tree at 20x its root's array, on a GPU) every small request that fell back
+ * took a frame of its own, pieces never opened a block later requests could find, and
+ * the build got NULLs with the pool far from full. The pool is filled with large
+ * allocations to just past the share, then emptied again. */
+static void wasteful_pieces_only_in_a_mostly_free_pool(void **state)
+{
+    (void)state;
+    core_heap heap;
+    make_heap(&heap, 4u << 20, 0);
+    uint32_t *h = heap.words;
+    uint32_t frame_bytes = h[CLHEAP_HDR_FRAME_UNITS] * CLHEAP_UNIT;
+    uint32_t sparse = clheap_class_for(h, 96), full = clheap_class_for(h, frame_bytes);
+    assert_int_equal(h[CLHEAP_HDR_CLASS_BYTES + full], frame_bytes); /* a piece it fills */
+    assert_true(clheap_tier_wants_pieces(h, sparse, 1u)); /* a fresh pool: both */
+    assert_true(clheap_tier_wants_pieces(h, full, 1u));
+    uint32_t frames = h[CLHEAP_HDR_FRAME_COUNT], chunk = 64u, held[64], n = 0;
+    while (n < 64u && (uint64_t)clheap_pages_used(h) * 100u < (uint64_t)frames * CLHEAP_TIER_PIECES_USED_PERCENT) {
+        held[n] = core_heap_malloc(&heap, (size_t)chunk * frame_bytes, 0);
+        assert_int_not_equal(held[n++], 0);
+    }
+    assert_true(n < 64u);
+    assert_false(clheap_tier_wants_pieces(h, sparse, 1u)); /* past the share: blocks */
+    assert_true(clheap_tier_wants_pieces(h, full, 1u));
+    uint32_t unit = core_heap_malloc(&heap, 96, 1); /* and a lone request still gets memory */
+    assert_int_not_equal(unit, 0);
+    core_heap_free_unit(&heap, unit, 1);
+    while (n > 0)
+        core_heap_free_unit(&heap, held[--n], 0);
+    assert_true(clheap_tier_wants_pieces(h, sparse, 1u)); /* mostly free again */
+    core_heap_sound(&heap, NULL);
+    core_heap_destroy(&heap);
+}
+
 /* A lone request (PoCL's, rusticl's, any device's but NVIDIA's warps) whose class has no
  * free slot and no frames for a block, while another class's run holds whole blocks it has
  * not handed out: its last resort closes every class's runs and tries its class again
@@ -516,6 +553,7 @@ int main(void)
         cmocka_unit_test(typed_heaps_default_to_the_typed_allocator),
         cmocka_unit_test(typed_heap_gives_no_pieces),
         cmocka_unit_test(untyped_heap_gives_lone_requests_pieces),
+        cmocka_unit_test(wasteful_pieces_only_in_a_mostly_free_pool),
         cmocka_unit_test(lone_request_finds_what_another_class_run_holds),
         cmocka_unit_test(sizes_past_the_pool),
         cmocka_unit_test(every_free_stretch_is_found),
