@@ -125,9 +125,22 @@ static void wasteful_pieces_only_in_a_mostly_free_pool(void **state)
     assert_true(n < 64u);
     assert_false(clheap_tier_wants_pieces(h, sparse, 1u)); /* past the share: blocks */
     assert_true(clheap_tier_wants_pieces(h, full, 1u));
-    uint32_t unit = core_heap_malloc(&heap, 96, 1); /* and a lone request still gets memory */
-    assert_int_not_equal(unit, 0);
-    core_heap_free_unit(&heap, unit, 1);
+    /* Lone requests that all fall back, as while a GPU's hints are busy: every hint of the
+     * class waits (the state a failed opening installs, far from its end). They share
+     * blocks; as pieces, each took a frame. */
+    for (uint32_t k = 0; k < h[CLHEAP_HDR_CLASS_HINTS + sparse]; k++)
+        *clheap_tier_hint_at(h, sparse, k) = CLHEAP_TIER_RETRY_AT / 2u;
+    enum { LONE = 64 };
+    uint32_t lone[LONE], before = clheap_pages_used(h);
+    for (uint32_t i = 0; i < LONE; i++) {
+        lone[i] = core_heap_malloc(&heap, 96, i);
+        assert_int_not_equal(lone[i], 0);
+    }
+    uint32_t blocks = (LONE + h[CLHEAP_HDR_CLASS_CAPACITY + sparse] - 1u) / h[CLHEAP_HDR_CLASS_CAPACITY + sparse];
+    if (clheap_pages_used(h) - before > 2u * blocks * h[CLHEAP_HDR_CLASS_FRAMES + sparse])
+        fail_msg("%u lone 96 B requests took %u frames past the share", LONE, clheap_pages_used(h) - before);
+    for (uint32_t i = 0; i < LONE; i++)
+        core_heap_free_unit(&heap, lone[i], i);
     while (n > 0)
         core_heap_free_unit(&heap, held[--n], 0);
     assert_true(clheap_tier_wants_pieces(h, sparse, 1u)); /* mostly free again */
