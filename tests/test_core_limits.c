@@ -117,9 +117,9 @@ static void wasteful_pieces_only_in_a_mostly_free_pool(void **state)
     assert_int_equal(h[CLHEAP_HDR_CLASS_BYTES + full], frame_bytes); /* a piece it fills */
     assert_true(clheap_tier_wants_pieces(h, sparse, 1u)); /* a fresh pool: both */
     assert_true(clheap_tier_wants_pieces(h, full, 1u));
-    uint32_t frames = h[CLHEAP_HDR_FRAME_COUNT], chunk = 64u, held[64], n = 0;
-    while (n < 64u && (uint64_t)clheap_pages_used(h) * 100u < (uint64_t)frames * CLHEAP_TIER_PIECES_USED_PERCENT) {
-        held[n] = core_heap_malloc(&heap, (size_t)chunk * frame_bytes, 0);
+    uint32_t held[64], n = 0;
+    while (n < 64u && clheap_tier_used_below(h, CLHEAP_TIER_PIECES_USED_PERCENT)) {
+        held[n] = core_heap_malloc(&heap, (size_t)CLHEAP_PAGES_SEGMENT * frame_bytes, 0);
         assert_int_not_equal(held[n++], 0);
     }
     assert_true(n < 64u);
