@@ -301,7 +301,8 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_warp(__global clheap_u32 *h, 
             clheap_u32 run = clheap_ptx_shfl(mask, o.run, src);
             clheap_u32 cls = clheap_ptx_shfl(mask, c, src);
             clheap_u32 blocks = clheap_ptx_shfl(mask, o.blocks, src);
-            clheap_block_write_headers(h, run, cls, blocks, index, stride, 1);
+            clheap_u32 anchor = clheap_ptx_shfl(mask, clheap_tier_anchor(h, o.hint), src);
+            clheap_block_write_headers(h, run, cls, blocks, index, stride, 1, anchor);
             opened += blocks * h[CLHEAP_HDR_CLASS_FRAMES + cls];
         }
         clheap_fence_release(); /* this lane's headers before the leader lists the runs */

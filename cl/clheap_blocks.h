@@ -318,6 +318,180 @@ static CLHEAP_INLINE CLHEAP_SLOW_CALL void clheap_block_reclaim(CLHEAP_GLOBAL cl
         clheap_bm_put_run(h, CLHEAP_BM_FREE, frame, h[CLHEAP_HDR_CLASS_FRAMES + c]);
 }
 
+/* ---- TierAlloc's recycling (cl/clheap_tier.h, "Recycling") ---- */
+
+/* Track word k of the hint at `index` (class * slots + slot). */
+static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u64 *clheap_tier_track(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 index,
+                                                                 clheap_u32 k)
+{
+    clheap_u32 first = CLHEAP_HDR_TRACK_FIRST(h[CLHEAP_HDR_CLASS_COUNT], h[CLHEAP_HDR_HINT_SLOTS]);
+    return (CLHEAP_GLOBAL clheap_u64 *)(h + first + 2u * (index * CLHEAP_TIER_TRACKS + k));
+}
+
+/* Releases the held block at `frame` of class c if this work-item takes it from HELD (the
+ * breaker of its run and the block's own emptier may both try: one CAS wins). Its slots
+ * stay taken (T2), and its incarnation was bumped when it was held. */
+static CLHEAP_INLINE void clheap_tier_release_held(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame, clheap_u32 c)
+{
+    if (clheap_cas32(clheap_block_header(h, frame) + CLHEAP_BLOCK_WORD_CLASS, CLHEAP_TIER_HELD + c, 0u) !=
+        CLHEAP_TIER_HELD + c)
+        return;
+    clheap_block_unlist(h, c, frame);
+    clheap_fence_release(); /* the class before the frames' next owner writes */
+    clheap_pages_release(h, frame, h[CLHEAP_HDR_CLASS_FRAMES + c]);
+}
+
+/* Gives back a whole run of class c that this work-item owns (every block held or
+ * unhanded, every slot taken), with one page-tier release. */
+static CLHEAP_INLINE void clheap_tier_drop_run(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 run, clheap_u32 c)
+{
+    clheap_u32 frames = h[CLHEAP_HDR_CLASS_FRAMES + c], blocks = h[CLHEAP_HDR_CLASS_RUN + c];
+    clheap_u64 listed = 0;
+    CLHEAP_NO_UNROLL
+    for (clheap_u32 b = run; b < run + blocks * frames; b += frames) {
+        listed |= (clheap_u64)1 << (b & 63u);
+        if (b + frames >= run + blocks * frames || (b + frames) >> 6 != b >> 6) { /* one AND a container */
+            clheap_and64(clheap_bm_level0(h, CLHEAP_BM_ALLOCATED(c), b >> 6), ~listed);
+            listed = 0;
+        }
+        clheap_store32(clheap_block_header(h, b) + CLHEAP_BLOCK_WORD_CLASS, 0u);
+        clheap_block_next_incarnation(h, b);
+    }
+    clheap_fence_release();
+    CLHEAP_NO_UNROLL
+    for (clheap_u32 b = run; b < run + blocks * frames; b += frames)
+        clheap_or64(clheap_block_alloc_bits(h, b), ~(clheap_u64)0); /* the seal (I2) */
+    clheap_pages_release(h, run, blocks * frames);
+}
+
+/* Ends the tracking of track k of the hint at `index` (the last resort, closing a hint,
+ * a completion that found a block not held): whoever takes the run's value from the track
+ * owns its held blocks, and releases them; blocks of the run that empty later find it
+ * untracked and are reclaimed. */
+static CLHEAP_INLINE void clheap_tier_break(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 index, clheap_u32 k)
+{
+#if CLHEAP_ATOMICS64
+    CLHEAP_GLOBAL clheap_u64 *track = clheap_tier_track(h, index, k);
+    clheap_u64 v = clheap_load64(track) ? clheap_xchg64(track, 0) : 0;
+    clheap_u32 c = index / h[CLHEAP_HDR_HINT_SLOTS], run = (clheap_u32)(v >> 32);
+    if (!run)
+        return;
+    clheap_fence_acquire(); /* the HELD stores of the blocks counted before the exchange */
+    clheap_u32 frames = h[CLHEAP_HDR_CLASS_FRAMES + c], end = run - 1u + h[CLHEAP_HDR_CLASS_RUN + c] * frames;
+    CLHEAP_NO_UNROLL
+    for (clheap_u32 b = run - 1u; b < end; b += frames)
+        clheap_tier_release_held(h, b, c);
+#else
+    (void)h;
+    (void)index;
+    (void)k;
+#endif
+}
+
+/* The last block of a tracked run emptied: this work-item owns the run. It becomes the
+ * spare of its hint, its blocks still held (so a free of one of its slots is refused
+ * until the hint installs it, clheap_tier_unhold), or, if that hint has one, is dropped
+ * whole. */
+static CLHEAP_INLINE CLHEAP_SLOW_CALL void clheap_tier_recycle(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 index,
+                                                              clheap_u32 run, clheap_u32 c)
+{
+    clheap_fence_release(); /* the blocks' HELD stores, acquired by the owner, before the spare names the run (T3) */
+    CLHEAP_GLOBAL clheap_u32 *spare =
+        h + CLHEAP_HDR_SPARE_FIRST(h[CLHEAP_HDR_CLASS_COUNT], h[CLHEAP_HDR_HINT_SLOTS]) + index;
+    if (clheap_load32(spare) == 0u && clheap_cas32(spare, 0u, run + 1u) == 0u)
+        clheap_store32(h + CLHEAP_HDR_RUNS_OPEN, 1u); /* a spare for clheap_tier_close_all */
+    else
+        clheap_tier_drop_run(h, run, c);
+}
+
+/* The blocks of a run of class c taken from a spare back in their class (a recycled
+ * run's are held), before its install releases them. */
+static CLHEAP_INLINE void clheap_tier_unhold(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 run, clheap_u32 c)
+{
+    if (clheap_load32(clheap_block_header(h, run) + CLHEAP_BLOCK_WORD_CLASS) != CLHEAP_TIER_HELD + c)
+        return; /* a spare opened ahead (CLHEAP_TIER_SPARE_AT): never held */
+    clheap_u32 frames = h[CLHEAP_HDR_CLASS_FRAMES + c], end = run + h[CLHEAP_HDR_CLASS_RUN + c] * frames;
+    CLHEAP_NO_UNROLL
+    for (clheap_u32 b = run; b < end; b += frames)
+        clheap_store32(clheap_block_header(h, b) + CLHEAP_BLOCK_WORD_CLASS, c + 1u);
+}
+
+/* Whether every block of the run of class c at `run` is held (after clheap_fence_acquire). */
+static CLHEAP_INLINE int clheap_tier_all_held(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 run, clheap_u32 c)
+{
+    clheap_u32 frames = h[CLHEAP_HDR_CLASS_FRAMES + c], end = run + h[CLHEAP_HDR_CLASS_RUN + c] * frames;
+    CLHEAP_NO_UNROLL
+    for (clheap_u32 b = run; b < end; b += frames)
+        if (clheap_load32(clheap_block_header(h, b) + CLHEAP_BLOCK_WORD_CLASS) != CLHEAP_TIER_HELD + c)
+            return 0;
+    return 1;
+}
+
+/* Counts the held block of run `run` (first frame + 1) of class c in `track` of the hint
+ * at `index`: one add, whose old value says whether the track still names the run (if
+ * not, the add is undone and 0 returned: the caller releases the block). The add that
+ * makes the count RUN(c) completes the run: every block held (checked), it takes the run
+ * from the track with a CAS and recycles it. Why an add and not a CAS on the run's value:
+ * a launch that frees a run whole empties its blocks at once, and their CASes, retried,
+ * ran out of tries. What the add costs: an add that came after a break (the track 0 or
+ * naming another run) lands in the track before its undo; a claim in between fails
+ * (that run goes untracked), and a completion it disturbs is missed or found not held
+ * (that run stays held until a break). Neither gives a slot twice. */
+static CLHEAP_INLINE int clheap_tier_count_held(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL clheap_u64 *track,
+                                                clheap_u32 index, clheap_u32 run, clheap_u32 c)
+{
+#if CLHEAP_ATOMICS64
+    clheap_u64 old = clheap_add64(track, 1u);
+    if ((clheap_u32)(old >> 32) != run) {
+        clheap_add64(track, ~(clheap_u64)0); /* the undo */
+        return 0;
+    }
+    if ((clheap_u32)old + 1u != h[CLHEAP_HDR_CLASS_RUN + c])
+        return 1;
+    clheap_fence_acquire(); /* the other blocks' HELD stores, released before their adds */
+    if (clheap_tier_all_held(h, run - 1u, c) && clheap_cas64(track, old + 1u, 0) == old + 1u)
+        clheap_tier_recycle(h, index, run - 1u, c);
+    return 1;
+#else
+    (void)h;
+    (void)track;
+    (void)index;
+    (void)run;
+    (void)c;
+    return 0;
+#endif
+}
+
+/* A block of class c that a work-item emptied and invalidated (every slot taken): held
+ * for its run if a track of its hint names the run (`active`: whether it may be in the
+ * active bitmap), else reclaimed (clheap_block_reclaim). */
+static CLHEAP_INLINE CLHEAP_SLOW_CALL void clheap_block_emptied(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame,
+                                                                clheap_u32 c, int active)
+{
+    CLHEAP_GLOBAL clheap_u32 *header = clheap_block_header(h, frame);
+    clheap_u32 anchor = CLHEAP_TIER_RECYCLE && clheap_frames_from_pages(h)
+                            ? clheap_load32(header + CLHEAP_BLOCK_WORD_ANCHOR)
+                            : 0u;
+    CLHEAP_GLOBAL clheap_u64 *track = 0;
+    clheap_u32 run = anchor ? clheap_load32(header + CLHEAP_BLOCK_WORD_RUN) : 0u;
+    for (clheap_u32 k = 0; anchor && k < CLHEAP_TIER_TRACKS && !track; k++)
+        if ((clheap_u32)(clheap_load64(clheap_tier_track(h, anchor - 1u, k)) >> 32) == run)
+            track = clheap_tier_track(h, anchor - 1u, k);
+    if (!track) {
+        clheap_block_reclaim(h, frame, c, active);
+        return;
+    }
+    if (active)
+        clheap_bm_try_clear(h, CLHEAP_BM_ACTIVE(c), frame);
+    clheap_store32(header + CLHEAP_BLOCK_WORD_CLASS, CLHEAP_TIER_HELD + c);
+    clheap_block_next_incarnation(h, frame);
+    clheap_fence_release();
+    clheap_or64(clheap_block_alloc_bits(h, frame), ~(clheap_u64)0); /* the seal (I2) */
+    clheap_fence_release(); /* HELD before the count that a completer or breaker reads */
+    if (!clheap_tier_count_held(h, track, anchor - 1u, run, c))
+        clheap_tier_release_held(h, frame, c);
+}
+
 /* After the AND that freed `bits` of the block at `frame` of class c found `old`
  * (every bit of `bits` set in it): activation if it was full and is not empty now,
  * invalidation if it is empty.
@@ -342,7 +516,7 @@ static CLHEAP_INLINE CLHEAP_SLOW_CALL void clheap_block_after_release(CLHEAP_GLO
         /* Empty: invalidate by taking every slot. Success iff none was taken meanwhile. */
         clheap_u64 before = clheap_or64(alloc, slots);
         if ((before & slots) == 0) {
-            clheap_block_reclaim(h, frame, c, active);
+            clheap_block_emptied(h, frame, c, active);
             return;
         }
         /* Roll back exactly the bits we set; if that empties the block again, retry. */
@@ -498,7 +672,7 @@ static CLHEAP_INLINE clheap_u32 clheap_block_batch(CLHEAP_GLOBAL clheap_u32 *h, 
  * the opener stores the allocation words itself after its release (clheap_block_new). */
 static CLHEAP_INLINE void clheap_block_write_headers(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 first, clheap_u32 c,
                                                      clheap_u32 blocks, clheap_u32 index, clheap_u32 stride,
-                                                     int hold)
+                                                     int hold, clheap_u32 anchor)
 {
     clheap_u32 frames = h[CLHEAP_HDR_CLASS_FRAMES + c];
     CLHEAP_NO_UNROLL
@@ -510,6 +684,9 @@ static CLHEAP_INLINE void clheap_block_write_headers(CLHEAP_GLOBAL clheap_u32 *h
             if (hold)
                 clheap_or64(clheap_block_alloc_bits(h, block), ~(clheap_u64)0);
             clheap_store64(clheap_block_iter_bits(h, block), 0);
+            if (anchor)
+                clheap_store32(header + CLHEAP_BLOCK_WORD_RUN, first + 1u);
+            clheap_store32(header + CLHEAP_BLOCK_WORD_ANCHOR, anchor);
             clheap_store32(header + CLHEAP_BLOCK_WORD_CLASS, c + 1u);
         }
     }
@@ -594,7 +771,7 @@ static CLHEAP_INLINE clheap_u32 clheap_block_new(CLHEAP_GLOBAL clheap_u32 *h, cl
         *got = 0;
         return frame;
     }
-    clheap_block_write_headers(h, frame, c, count, 0u, 1u, 0);
+    clheap_block_write_headers(h, frame, c, count, 0u, 1u, 0, 0u);
     clheap_fence_release(); /* the class is visible before any slot is */
     /* Reserve our slots as we open the block: the first `want` slots are ours. */
     clheap_u64 slots = clheap_class_slots(h, c);

@@ -121,6 +121,18 @@
 #define CLHEAP_TIER_KEEP_ITEMS 0
 #endif
 
+/* 1: a TierAlloc program recycles its hints' runs (cl/clheap_tier.h, "Recycling"): an
+ * emptied block of a tracked run is held for it, and the run, once every block emptied,
+ * becomes its hint's spare, installed again without the page tier or headers. Off by
+ * default (0: every emptied block goes back to the page tier): in-kernel churn in large
+ * launches ran up to 1.28x faster with it, but launches that free runs whole (the sweep's
+ * frees) up to 3.8x slower, and small pools slower (docs/performance.md, "Recycling
+ * runs"). Programs of one heap may differ in it: every program breaks the tracks it
+ * closes and unholds the spares it installs. */
+#ifndef CLHEAP_TIER_RECYCLE
+#define CLHEAP_TIER_RECYCLE 0
+#endif
+
 /* TierAlloc on split words (no 64-bit atomics, cl/clheap_port.h): the frames a block
  * opening takes at once. It opens as many blocks of the class as fit (at most the class's
  * run, host/heap_layout.c), reserves its slots in the first, and lists the others active

@@ -117,6 +117,32 @@
  * keeps the large path's own take (clheap_tier_take_frames), where the driver calls it.
  * Split words also compile out the closing of runs, which they never install (W3).
  *
+ * Recycling (CLHEAP_TIER_RECYCLE, off by default; a program's option). Each hint has
+ * CLHEAP_TIER_TRACKS 64-bit track words (clheap_tier_track): 0, or a run (first frame +
+ * 1) and how many of its blocks emptied. The request that installs a run claims a free
+ * track for it (a CAS from 0, before the install), and the run's blocks carry their hint
+ * and run in words 5 and 7 of their headers (written with the headers, kept while the
+ * run is recycled). A block of a tracked run that empties (its invalidation succeeded:
+ * every slot taken) is held, not given back: its class word becomes CLHEAP_TIER_HELD + c,
+ * so a free into it is refused as no block's, then one add counts it in the track. The
+ * add that counts the run's last block, all of them found held, takes the run from the
+ * track with a CAS and makes it its hint's spare, still held, which the hint's next
+ * crossing installs (clheap_tier_unhold, then the install): no page-tier take, no
+ * headers; where the hint already has a spare, the run is given back whole with one
+ * release (clheap_tier_drop_run). Closing a hint (the last resort, clheap_heap_trim)
+ * first breaks its tracks: an exchange to 0, then every held block of the run is
+ * released; blocks that empty later find their run untracked and are reclaimed as
+ * before. An add whose old value names another run (it came after a break) is undone
+ * and its block released. Why: in launches that malloc and free in a loop, a hint's
+ * runs are used up within a few rounds, and each opening (a page-tier take among the
+ * fallbacks' and frees' own, then the headers) kept the hint busy while its requests
+ * fell back; the blocks of the used-up runs meanwhile went back to the page tier one by
+ * one. Why tracks and not a count in the run's first block: a block's header is reused
+ * once it is given back, and a count there could take adds from blocks of a run broken
+ * since; a track is never anything else, and an add checks which run it names.
+ * Why off: in launches that free runs whole every run's last block walks and gives back
+ * its run, and small pools got slower (docs/performance.md, "Recycling runs").
+ *
  * Invariants when no kernel runs (verified by clheap_heap_check), beyond those of the
  * blocks and the pages:
  *   T1  every frame is in exactly one of: a free piece of the page tier, a block (its
@@ -135,6 +161,10 @@
  *       unsettled (so is an empty block not yet given back, kept or not); a mark on a
  *       frame that starts no block, or a block settled since, is stale and harmless (a
  *       settler reads the class first).
+ *   T5  a held block (class CLHEAP_TIER_HELD + c) has every slot set and is listed in
+ *       its class's allocated bitmap; a track of the hint its word 7 names, or that
+ *       hint's spare, names its run (word 5); a spare's blocks are all of class c, or all
+ *       held (a recycled run).
  *
  * Linearisation points: small malloc from a run, the add on the hint; otherwise the OR
  * that sets the slot's bit (rolled back if the class re-check fails; for a slot of a
@@ -142,6 +172,10 @@
  * AND that clears it (its old value tells a double free); closing a run, the CAS of
  * its hint to 0 (adds before it are counted in the t it saw, adds after it see 0);
  * storing a spare, its CAS from 0; taking one, the exchange that reads it (one taker);
+ * recycling: holding a block, its count's add (undone if the track names another run);
+ * completing a run, the CAS that takes it from the track; breaking, the exchange to 0
+ * (the run's held blocks are then the breaker's: each released by a CAS of its class from
+ * HELD, which the block's own emptier also tries if its add was undone);
  * large malloc, the page tier's take; large free, the CAS of the first frame's class
  * from LARGE to 0 (so of two frees of one allocation exactly one succeeds, the other
  * is counted); settling, the exchange that takes a container's marks (each mark has
@@ -160,7 +194,12 @@
  * so after clheap_fence_release and its AND (one that keeps a block it took from full
  * activates it as clheap_block_reactivate does, after a fence_release of its own); the
  * settler's OR on the block's bitmap reads that AND, then clheap_fence_acquire, then
- * it gives the frames back as a free does. */
+ * it gives the frames back as a free does. Recycling: a held block's class, incarnation
+ * and seal are written, then clheap_fence_release, then its count's add; the completer
+ * (after its add, clheap_fence_acquire) reads every block held, and before the spare's
+ * CAS, clheap_fence_release; the installer's exchange of the spare reads it, then
+ * clheap_fence_acquire. A breaker's exchange reads the counted adds, then
+ * clheap_fence_acquire, then the blocks' classes. */
 
 static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u64 *clheap_tier_hint_at(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c,
                                                                    clheap_u32 slot)
@@ -174,6 +213,36 @@ static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u32 *clheap_tier_spare_of(CLHEAP_GLOBA
 {
     clheap_u32 index = (clheap_u32)(((CLHEAP_GLOBAL clheap_u32 *)hint - h) - CLHEAP_HDR_HINT_FIRST) / 2u;
     return h + CLHEAP_HDR_SPARE_FIRST(h[CLHEAP_HDR_CLASS_COUNT], h[CLHEAP_HDR_HINT_SLOTS]) + index;
+}
+
+/* The anchor a run opened for `hint` writes in its blocks (its index + 1; 0 for a run of
+ * a request's own, and in typed heaps): see Recycling. */
+static CLHEAP_INLINE clheap_u32 clheap_tier_anchor(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL clheap_u64 *hint)
+{
+    if (!CLHEAP_TIER_RECYCLE || !hint || h[CLHEAP_HDR_TIER_TYPED])
+        return 0u;
+    return (clheap_u32)(((CLHEAP_GLOBAL clheap_u32 *)hint - h) - CLHEAP_HDR_HINT_FIRST) / 2u + 1u;
+}
+
+/* Starts tracking the run at `run` that is being installed in `hint`, if one of the hint's
+ * tracks is free (see Recycling). Before the install, so before any of its slots is
+ * handed out. */
+static CLHEAP_INLINE void clheap_tier_track_run(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL clheap_u64 *hint,
+                                                clheap_u32 run)
+{
+#if CLHEAP_ATOMICS64
+    clheap_u32 anchor = clheap_tier_anchor(h, hint);
+    CLHEAP_NO_UNROLL
+    for (clheap_u32 k = 0; anchor && k < CLHEAP_TIER_TRACKS; k++) {
+        CLHEAP_GLOBAL clheap_u64 *track = clheap_tier_track(h, anchor - 1u, k);
+        if (!clheap_load64(track) && !clheap_cas64(track, 0, (clheap_u64)(run + 1u) << 32))
+            return;
+    }
+#else
+    (void)h;
+    (void)hint;
+    (void)run;
+#endif
 }
 
 /* Slots a run of class c holds: RUN(c) blocks of CAPACITY(c). */
@@ -304,14 +373,22 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_take_spare(CLHEAP_GLOBAL clheap_u32 
     return v - 1u;
 }
 
-/* Ends the run a hint hands out, if one is live, and frees its remaining slots; frees
- * its spare's run. */
+/* Breaks every track of the hint at `index` (see Recycling). */
+static CLHEAP_INLINE void clheap_tier_break_hint(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 index)
+{
+    for (clheap_u32 k = 0; k < CLHEAP_TIER_TRACKS; k++) /* in every build: other programs may track */
+        clheap_tier_break(h, index, k);
+}
+
+/* Ends the run a hint hands out, if one is live, and frees its remaining slots, after
+ * breaking its tracks (so its blocks are reclaimed, not held); drops its spare's run. */
 static CLHEAP_INLINE void clheap_tier_close_hint(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 slot)
 {
     CLHEAP_GLOBAL clheap_u64 *hint = clheap_tier_hint_at(h, c, slot);
     clheap_u32 total = clheap_tier_run_slots(h, c), spare = clheap_tier_take_spare(h, hint);
     if (spare != CLHEAP_BM_FAIL)
-        clheap_tier_release_whole(h, spare, c);
+        clheap_tier_drop_run(h, spare, c);
+    clheap_tier_break_hint(h, c * h[CLHEAP_HDR_HINT_SLOTS] + slot);
     clheap_u64 v = clheap_load64(hint);
     for (int tries = 0; tries < CLHEAP_TIER_CLOSE_TRIES; tries++) {
         clheap_u32 f = (clheap_u32)(v >> 32), t = (clheap_u32)v;
@@ -323,6 +400,7 @@ static CLHEAP_INLINE void clheap_tier_close_hint(CLHEAP_GLOBAL clheap_u32 *h, cl
         clheap_u64 seen = ~v; /* never reached: no hint is ever installed (W3) */
 #endif
         if (seen == v) {
+            clheap_tier_break_hint(h, c * h[CLHEAP_HDR_HINT_SLOTS] + slot);
             clheap_tier_release_run(h, f - 1u, c, t, h[CLHEAP_HDR_CLASS_RUN + c], 0);
             return;
         }
@@ -375,7 +453,7 @@ static CLHEAP_INLINE CLHEAP_SLOW_CALL void clheap_tier_settle_block(CLHEAP_GLOBA
             return;
         }
         if ((seen & slots) == 0u) {
-            clheap_block_reclaim(h, frame, cls - 1u, 1);
+            clheap_block_emptied(h, frame, cls - 1u, 1);
             return;
         }
         if (!ours)
@@ -775,6 +853,10 @@ static CLHEAP_INLINE void clheap_tier_take_finish(CLHEAP_GLOBAL clheap_u32 *h, c
             /* no frames: a run's worth (total: a hint's run is RUN(c) blocks) of requests
              * go to the fallback before the next try */
             clheap_u64 wait = o->run == CLHEAP_BM_FAIL ? CLHEAP_TIER_RETRY_AT - total : 0u;
+            if (installs)
+                clheap_tier_track_run(h, o->hint, o->run);
+            if (o->kind == CLHEAP_TIER_READY)
+                clheap_tier_unhold(h, o->run, c); /* a recycled spare's blocks are held */
             if (o->kind == CLHEAP_TIER_READY)
                 clheap_fence_release(); /* the spare's headers, acquired in take_begin, before the run is handed out */
             clheap_xchg64(o->hint, installs ? ((clheap_u64)(o->run + 1u) << 32) | keep : wait);
@@ -801,7 +883,7 @@ static CLHEAP_INLINE void clheap_tier_take_many(CLHEAP_GLOBAL clheap_u32 *h, clh
     clheap_tier_take_begin(h, c, n, seed, g, &o);
     int fresh = o.run != CLHEAP_BM_FAIL && o.kind != CLHEAP_TIER_READY;
     if (fresh) {
-        clheap_block_write_headers(h, o.run, c, o.blocks, 0u, 1u, 1);
+        clheap_block_write_headers(h, o.run, c, o.blocks, 0u, 1u, 1, clheap_tier_anchor(h, o.hint));
         clheap_fence_release(); /* headers before the blocks are listed or their slots handed out */
     }
     clheap_tier_take_finish(h, c, seed, g, &o, parts);

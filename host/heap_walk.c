@@ -295,6 +295,27 @@ static clheap_status walk_pages(const uint32_t *w, uint8_t *free_map, clheap_hea
     return CLHEAP_SUCCESS;
 }
 
+/* A block held for its run (cl/clheap_tier.h, T5): every slot taken, and a track of the
+ * hint its anchor names names its run. */
+static clheap_status check_held(const uint32_t *w, uint32_t f, uint32_t c, uint64_t alloc, char *what, size_t len)
+{
+    const uint32_t *hd = block_header(w, f);
+    uint64_t hints = (uint64_t)w[CLHEAP_HDR_CLASS_COUNT] * w[CLHEAP_HDR_HINT_SLOTS];
+    uint32_t anchor = hd[CLHEAP_BLOCK_WORD_ANCHOR], run = hd[CLHEAP_BLOCK_WORD_RUN];
+    if (alloc != ~0ull)
+        return clheap_report_violation(what, len, "held block at frame %u has free slots", f);
+    if (anchor == 0 || anchor > hints || (anchor - 1) / w[CLHEAP_HDR_HINT_SLOTS] != c)
+        return clheap_report_violation(what, len, "held block at frame %u (class %u) names hint %u", f, c, anchor);
+    const uint32_t *tracks = w + CLHEAP_HDR_TRACK_FIRST((uint64_t)w[CLHEAP_HDR_CLASS_COUNT], w[CLHEAP_HDR_HINT_SLOTS]);
+    for (uint32_t k = 0; k < CLHEAP_TIER_TRACKS; k++)
+        if (tracks[2 * ((uint64_t)(anchor - 1) * CLHEAP_TIER_TRACKS + k) + 1] == run)
+            return CLHEAP_SUCCESS;
+    if (w[CLHEAP_HDR_SPARE_FIRST((uint64_t)w[CLHEAP_HDR_CLASS_COUNT], w[CLHEAP_HDR_HINT_SLOTS]) + anchor - 1] == run)
+        return CLHEAP_SUCCESS; /* a recycled run, its hint's spare */
+    return clheap_report_violation(what, len, "held block at frame %u: its run (frame %u) is neither tracked nor a spare",
+                                   f, run - 1);
+}
+
 /* free_map: TierAlloc's free frames; NULL: BlockAlloc's bitmap 0. */
 static clheap_status walk_blocks(const uint32_t *w, const uint8_t *free_map, clheap_heap_stats *s, char *what,
                                  size_t len)
@@ -337,9 +358,10 @@ static clheap_status walk_blocks(const uint32_t *w, const uint8_t *free_map, clh
             f += m;
             continue;
         }
-        if (cls == 0 || cls > classes)
+        int held = free_map && cls >= CLHEAP_TIER_HELD && cls - CLHEAP_TIER_HELD < classes;
+        if (!held && (cls == 0 || cls > classes))
             return clheap_report_violation(what, len, "frame %u is neither free nor the start of a block (class %u)", f, cls);
-        uint32_t c = cls - 1, m = w[CLHEAP_HDR_CLASS_FRAMES + c];
+        uint32_t c = held ? cls - CLHEAP_TIER_HELD : cls - 1, m = w[CLHEAP_HDR_CLASS_FRAMES + c];
         if (f + m > frames || hd[CLHEAP_BLOCK_WORD_OWNER] != f)
             return clheap_report_violation(what, len, "block at frame %u (class %u) runs past the pool or names owner %u", f, c,
                              hd[CLHEAP_BLOCK_WORD_OWNER]);
@@ -354,8 +376,21 @@ static clheap_status walk_blocks(const uint32_t *w, const uint8_t *free_map, clh
             return clheap_report_violation(what, len, "block at frame %u has slots past its capacity free", f);
         if (!bm_bit(w, CLHEAP_BM_ALLOCATED(c), 0, f))
             return clheap_report_violation(what, len, "block at frame %u (class %u) is missing from its allocated bitmap", f, c);
-        uint32_t live = (uint32_t)__builtin_popcountll(alloc & slots);
         uint32_t capacity = w[CLHEAP_HDR_CLASS_CAPACITY + c];
+        if (held) { /* T5 of cl/clheap_tier.h: every slot taken, its run tracked or a spare */
+            clheap_status st = check_held(w, f, c, alloc, what, len);
+            if (st != CLHEAP_SUCCESS)
+                return st;
+            blocks_seen[c]++;
+            s->class_blocks[c]++;
+            s->run_slots += capacity;
+            s->used_bytes += m * frame_bytes;
+            s->block_bytes += m * frame_bytes;
+            s->used_chunks++;
+            f += m;
+            continue;
+        }
+        uint32_t live = (uint32_t)__builtin_popcountll(alloc & slots);
         int active = bm_bit(w, CLHEAP_BM_ACTIVE(c), 0, f);
         int unsettled = free_map && bm_bit(w, CLHEAP_BM_UNSETTLED(classes), 0, f); /* TierAlloc: settled later */
         if (live < capacity && !active && !unsettled)
@@ -410,13 +445,16 @@ static clheap_status walk_held(const uint32_t *w, uint32_t c, uint32_t first, ui
         uint32_t b = first + i / capacity * per_block;
         const uint32_t *hd = block_header(w, b);
         uint64_t held = class_slots(w, c) & ~(i % capacity ? (1ull << (i % capacity)) - 1 : 0);
-        if (hd[CLHEAP_BLOCK_WORD_CLASS] != c + 1 || hd[CLHEAP_BLOCK_WORD_OWNER] != b ||
+        int recycled = t == 0 && hd[CLHEAP_BLOCK_WORD_CLASS] == CLHEAP_TIER_HELD + c; /* a recycled spare's */
+        if ((hd[CLHEAP_BLOCK_WORD_CLASS] != c + 1 && !recycled) || hd[CLHEAP_BLOCK_WORD_OWNER] != b ||
             (block_word64(hd, CLHEAP_BLOCK_WORD_ALLOC) & held) != held)
             return clheap_report_violation(what, len, "class %u: slot %u of the run at frame %u (block at frame %u) is not held",
                                            c, i, first, b);
         if (free_map[b] == 2)
             return clheap_report_violation(what, len, "block at frame %u holds unhanded slots of two runs", b);
         free_map[b] = 2;
+        if (recycled)
+            continue; /* counted by walk_blocks as held, no object in it */
         uint32_t count = (uint32_t)__builtin_popcountll(held);
         s->run_slots += count;
         s->class_objects[c] -= count;

@@ -110,9 +110,9 @@ uint32_t core_heap_malloc_many(core_heap *heap, size_t bytes, uint32_t n, uint32
     clheap_tier_grant g;
     clheap_tier_opening o;
     clheap_tier_take_begin(h, c, n, seed, &g, &o);
-    if (o.run != CLHEAP_BM_FAIL) {
+    if (o.run != CLHEAP_BM_FAIL && o.kind != CLHEAP_TIER_READY) {
         for (uint32_t lane = n; lane-- > 0;)
-            clheap_block_write_headers(h, o.run, c, o.blocks, lane, n, 1);
+            clheap_block_write_headers(h, o.run, c, o.blocks, lane, n, 1, clheap_tier_anchor(h, o.hint));
         clheap_fence_release();
     }
     clheap_tier_take_finish(h, c, seed, &g, &o, CLHEAP_TIER_INSTALL);

@@ -394,6 +394,69 @@ static void spare_run_is_opened_ahead_and_installed(void **state)
     core_heap_destroy(&heap);
 }
 
+/* Recycling (cl/clheap_tier.h; on in this test's build): the blocks of a hint's tracked run
+ * that empty are held (every slot taken, a free into one counted as a double free), and
+ * the run whose last block empties becomes its hint's spare without the page tier; the
+ * hint's next crossing installs it again, and closing the hint gives it all back. */
+static void emptied_run_becomes_its_hints_spare(void **state)
+{
+    (void)state;
+    core_heap heap;
+    make_heap(&heap, 64u << 20, 0);
+    uint32_t *h = heap.words, c = 0;
+    while (c < h[CLHEAP_HDR_CLASS_COUNT] && !(h[CLHEAP_HDR_CLASS_HINTS + c] && h[CLHEAP_HDR_CLASS_RUN + c] > 1u &&
+                                             h[CLHEAP_HDR_CLASS_CAPACITY + c] >= 8u))
+        c++; /* a class whose runs have several blocks */
+    assert_true(c < h[CLHEAP_HDR_CLASS_COUNT]);
+    uint32_t bytes = h[CLHEAP_HDR_CLASS_BYTES + c], total = clheap_tier_run_slots(h, c);
+    uint32_t frames = h[CLHEAP_HDR_CLASS_FRAMES + c], capacity = h[CLHEAP_HDR_CLASS_CAPACITY + c];
+    uint64_t *hint = clheap_tier_hint_at(h, c, 0);
+    uint32_t *spare = clheap_tier_spare_of(h, hint), n = total + 1u, *units = calloc(2u * n, sizeof *units);
+    assert_non_null(units);
+    for (uint32_t i = 0; i < n; i++) { /* the first run's every slot, then the next run's first */
+        units[i] = core_heap_malloc(&heap, bytes, 0);
+        assert_int_not_equal(units[i], 0);
+    }
+    uint32_t run, block = 0, cls = 0, incarnation = 0;
+    assert_int_equal(clheap_frame_locate(h, core_heap_pointer(&heap, units[0]), &block, &cls, &incarnation), units[0]);
+    run = block; /* the first run's first block: runs start on their first slot */
+    assert_int_not_equal((uint32_t)(*hint >> 32), run + 1u); /* used up: the hint hands out the next run */
+    assert_int_equal(*spare, 0u); /* the next run took the spare opened ahead */
+    uint32_t used = clheap_pages_used(h), doubles = h[CLHEAP_HDR_ERR_DOUBLE_FREE];
+    for (uint32_t i = 0; i + 1u < total; i++) /* a large launch's frees (group 1): settled at once */
+        core_heap_free_unit(&heap, units[i], 1);
+    assert_int_equal(*clheap_block_header(h, run), CLHEAP_TIER_HELD + c); /* emptied: held */
+    assert_int_equal(*clheap_block_alloc_bits(h, run), ~(clheap_u64)0);
+    assert_int_equal(clheap_pages_used(h), used); /* nothing given back */
+    core_heap_free_unit(&heap, units[0], 1); /* a double free into a held block */
+    assert_int_equal(h[CLHEAP_HDR_ERR_DOUBLE_FREE], doubles + 1u);
+    assert_int_equal(*clheap_block_alloc_bits(h, run), ~(clheap_u64)0);
+    core_heap_sound(&heap, NULL);
+    core_heap_free_unit(&heap, units[total - 1u], 1); /* the run's last block empties */
+    assert_int_equal(*spare, run + 1u); /* the run is its hint's spare */
+    assert_int_equal(clheap_pages_used(h), used);
+    clheap_heap_stats s = core_heap_sound(&heap, NULL);
+    assert_int_equal(s.class_objects[c], 1u); /* the next run's first slot, nothing else */
+    for (uint32_t i = n; i < 2u * n && (uint32_t)(*hint >> 32) != run + 1u; i++) {
+        units[i] = core_heap_malloc(&heap, bytes, 0);
+        assert_int_not_equal(units[i], 0);
+    }
+    assert_int_equal((uint32_t)(*hint >> 32), run + 1u); /* installed again */
+    assert_int_equal(*spare, 0u);
+    assert_int_equal(*clheap_block_header(h, run), c + 1u);
+    assert_int_equal(*clheap_block_header(h, run + (total / capacity - 1u) * frames), c + 1u);
+    core_heap_sound(&heap, NULL);
+    for (uint32_t i = total - 1u; i < 2u * n; i++)
+        if (units[i] && i != total - 1u)
+            core_heap_free_unit(&heap, units[i], 1);
+    core_heap_trim(&heap);
+    s = core_heap_sound(&heap, NULL);
+    assert_int_equal(s.live_bytes, 0);
+    assert_int_equal(s.free_segments * s.segment_frames, h[CLHEAP_HDR_FRAME_COUNT]); /* all whole again */
+    free(units);
+    core_heap_destroy(&heap);
+}
+
 /* Keeping (cl/clheap_tier.h; on in this test's build): a free in a middle launch that
  * empties a block leaves it in its class, findable and marked, its frames held; the
  * class's search takes it again; a request on its way to NULL stops the keeping, and the
@@ -572,6 +635,7 @@ int main(void)
         cmocka_unit_test(every_free_stretch_is_found),
         cmocka_unit_test(failed_run_opening_waits),
         cmocka_unit_test(spare_run_is_opened_ahead_and_installed),
+        cmocka_unit_test(emptied_run_becomes_its_hints_spare),
         cmocka_unit_test(emptied_block_is_kept_until_the_pool_runs_short),
         cmocka_unit_test(growth_and_create_agree_on_the_largest_heap),
     };
