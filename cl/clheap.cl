@@ -296,12 +296,13 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_warp(__global clheap_u32 *h, 
     clheap_u32 openers = clheap_ptx_ballot(mask, opens);
     if (openers) { /* the same for every lane of mask */
         clheap_u32 index = popcount(mask & ((1u << lane) - 1u)), stride = popcount(mask);
+        clheap_u32 own_anchor = clheap_tier_anchor(h, o.hint); /* 0 but in openers */
         for (clheap_u32 left = openers; left; left &= left - 1u) {
             clheap_u32 src = 31u - clz(left & (0u - left));
             clheap_u32 run = clheap_ptx_shfl(mask, o.run, src);
             clheap_u32 cls = clheap_ptx_shfl(mask, c, src);
             clheap_u32 blocks = clheap_ptx_shfl(mask, o.blocks, src);
-            clheap_u32 anchor = clheap_ptx_shfl(mask, clheap_tier_anchor(h, o.hint), src);
+            clheap_u32 anchor = clheap_ptx_shfl(mask, own_anchor, src);
             clheap_block_write_headers(h, run, cls, blocks, index, stride, 1, anchor);
             opened += blocks * h[CLHEAP_HDR_CLASS_FRAMES + cls];
         }

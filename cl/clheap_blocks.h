@@ -474,9 +474,10 @@ static CLHEAP_INLINE CLHEAP_SLOW_CALL void clheap_block_emptied(CLHEAP_GLOBAL cl
                             : 0u;
     CLHEAP_GLOBAL clheap_u64 *track = 0;
     clheap_u32 run = anchor ? clheap_load32(header + CLHEAP_BLOCK_WORD_RUN) : 0u;
-    for (clheap_u32 k = 0; anchor && k < CLHEAP_TIER_TRACKS && !track; k++)
-        if ((clheap_u32)(clheap_load64(clheap_tier_track(h, anchor - 1u, k)) >> 32) == run)
-            track = clheap_tier_track(h, anchor - 1u, k);
+    for (clheap_u32 k = 0; anchor && k < CLHEAP_TIER_TRACKS && !track; k++) {
+        CLHEAP_GLOBAL clheap_u64 *t = clheap_tier_track(h, anchor - 1u, k);
+        track = (clheap_u32)(clheap_load64(t) >> 32) == run ? t : 0;
+    }
     if (!track) {
         clheap_block_reclaim(h, frame, c, active);
         return;

@@ -381,33 +381,27 @@ static clheap_status walk_blocks(const uint32_t *w, const uint8_t *free_map, clh
             clheap_status st = check_held(w, f, c, alloc, what, len);
             if (st != CLHEAP_SUCCESS)
                 return st;
-            blocks_seen[c]++;
-            s->class_blocks[c]++;
-            s->run_slots += capacity;
-            s->used_bytes += m * frame_bytes;
-            s->block_bytes += m * frame_bytes;
-            s->used_chunks++;
-            f += m;
-            continue;
+            s->run_slots += capacity; /* no object in it */
+        } else {
+            uint32_t live = (uint32_t)__builtin_popcountll(alloc & slots);
+            int active = bm_bit(w, CLHEAP_BM_ACTIVE(c), 0, f);
+            int unsettled = free_map && bm_bit(w, CLHEAP_BM_UNSETTLED(classes), 0, f); /* TierAlloc: settled later */
+            if (live < capacity && !active && !unsettled)
+                return clheap_report_violation(
+                    what, len, "block at frame %u (class %u) has %u of %u slots used but is neither active nor unsettled",
+                    f, c, live, capacity);
+            s->stale_hints += live == capacity && active;
+            s->unsettled_blocks += unsettled;
+            s->class_objects[c] += live;
+            slots_total += capacity;
+            slots_used += live;
+            s->requested_bytes += (uint64_t)live * w[CLHEAP_HDR_CLASS_BYTES + c];
         }
-        uint32_t live = (uint32_t)__builtin_popcountll(alloc & slots);
-        int active = bm_bit(w, CLHEAP_BM_ACTIVE(c), 0, f);
-        int unsettled = free_map && bm_bit(w, CLHEAP_BM_UNSETTLED(classes), 0, f); /* TierAlloc: settled later */
-        if (live < capacity && !active && !unsettled)
-            return clheap_report_violation(what, len,
-                                           "block at frame %u (class %u) has %u of %u slots used but is neither active nor unsettled",
-                                           f, c, live, capacity);
-        s->stale_hints += live == capacity && active;
-        s->unsettled_blocks += unsettled;
         blocks_seen[c]++;
         s->class_blocks[c]++;
-        s->class_objects[c] += live;
-        slots_total += capacity;
-        slots_used += live;
         s->used_bytes += m * frame_bytes;
         s->block_bytes += m * frame_bytes;
         s->used_chunks++;
-        s->requested_bytes += (uint64_t)live * w[CLHEAP_HDR_CLASS_BYTES + c];
         f += m;
     }
     for (uint32_t c = 0; c < classes; c++) {
