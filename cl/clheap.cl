@@ -288,23 +288,24 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_malloc_warp(__global clheap_u32 *h, 
     clheap_u32 leader = 31u - clz(peers & (0u - peers));
     clheap_u32 rank = popcount(peers & ((1u << lane) - 1u)), n = popcount(peers);
     clheap_tier_grant g = {0u, 0u, 0u, 0u, 0u, CLHEAP_BM_FAIL, 0u};
-    clheap_tier_opening o = {0, CLHEAP_BM_FAIL, 0u, 0u, CLHEAP_TIER_FRESH};
+    clheap_tier_opening o = {0, CLHEAP_BM_FAIL, 0u, 0u, CLHEAP_TIER_FRESH, 0u};
     if (lane == leader)
         clheap_tier_take_begin(h, c, n, clheap_rotation_seed(), &g, &o);
     clheap_ptx_syncwarp(mask); /* every leader's branch */
-    int opens = lane == leader && o.run != CLHEAP_BM_FAIL && o.kind != CLHEAP_TIER_READY; /* headers to write */
+    int opens = lane == leader && o.run != CLHEAP_BM_FAIL && o.kind != CLHEAP_TIER_READY; /* headers, or blocks to unhold */
     clheap_u32 openers = clheap_ptx_ballot(mask, opens);
     if (openers) { /* the same for every lane of mask */
         clheap_u32 index = popcount(mask & ((1u << lane) - 1u)), stride = popcount(mask);
-        clheap_u32 own_anchor = clheap_tier_anchor(h, o.hint); /* 0 but in openers */
         for (clheap_u32 left = openers; left; left &= left - 1u) {
             clheap_u32 src = 31u - clz(left & (0u - left));
-            clheap_u32 run = clheap_ptx_shfl(mask, o.run, src);
+            clheap_tier_opening p = o;
             clheap_u32 cls = clheap_ptx_shfl(mask, c, src);
-            clheap_u32 blocks = clheap_ptx_shfl(mask, o.blocks, src);
-            clheap_u32 anchor = clheap_ptx_shfl(mask, own_anchor, src);
-            clheap_block_write_headers(h, run, cls, blocks, index, stride, 1, anchor);
-            opened += blocks * h[CLHEAP_HDR_CLASS_FRAMES + cls];
+            p.run = clheap_ptx_shfl(mask, o.run, src);
+            p.blocks = clheap_ptx_shfl(mask, o.blocks, src);
+            p.anchor = clheap_ptx_shfl(mask, o.anchor, src);
+            p.kind = clheap_ptx_shfl(mask, o.kind, src);
+            clheap_tier_prepare(h, cls, &p, index, stride);
+            opened += p.kind == CLHEAP_TIER_PARKED ? 0u : p.blocks * h[CLHEAP_HDR_CLASS_FRAMES + cls];
         }
         clheap_fence_release(); /* this lane's headers before the leader lists the runs */
         clheap_ptx_syncwarp(mask);

@@ -320,17 +320,26 @@ static CLHEAP_INLINE CLHEAP_SLOW_CALL void clheap_block_reclaim(CLHEAP_GLOBAL cl
 
 /* ---- TierAlloc's recycling (cl/clheap_tier.h, "Recycling") ---- */
 
-/* Track word k of the hint at `index` (class * slots + slot). */
-static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u64 *clheap_tier_track(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 index,
-                                                                 clheap_u32 k)
+#if CLHEAP_TIER_TRACKS < 1 || CLHEAP_TIER_TRACKS > CLHEAP_TIER_TRACK_SLOTS
+#error "CLHEAP_TIER_TRACKS: 1 to CLHEAP_TIER_TRACK_SLOTS (cl/clheap_config.h)"
+#endif
+
+/* A track's low word: bit 31 set once the last resort took the run's held blocks
+ * (clheap_tier_steal), bits 0 - 30 the run's blocks that emptied. */
+#define CLHEAP_TIER_STOLEN 0x80000000u
+#define CLHEAP_TIER_EMPTIED_MASK 0x7FFFFFFFu
+
+/* Track slot `slot` (a hint's index * CLHEAP_TIER_TRACK_SLOTS + k): the word a block's
+ * CLHEAP_BLOCK_WORD_ANCHOR names, less 1. */
+static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u64 *clheap_tier_track_at(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 slot)
 {
     clheap_u32 first = CLHEAP_HDR_TRACK_FIRST(h[CLHEAP_HDR_CLASS_COUNT], h[CLHEAP_HDR_HINT_SLOTS]);
-    return (CLHEAP_GLOBAL clheap_u64 *)(h + first + 2u * (index * CLHEAP_TIER_TRACKS + k));
+    return (CLHEAP_GLOBAL clheap_u64 *)(h + first + 2u * slot);
 }
 
-/* Releases the held block at `frame` of class c if this work-item takes it from HELD (the
- * breaker of its run and the block's own emptier may both try: one CAS wins). Its slots
- * stay taken (T2), and its incarnation was bumped when it was held. */
+/* Releases the held block at `frame` of class c if this work-item takes it from HELD (a
+ * stealer of its run, its run's completer and the block's own emptier may all try: one
+ * CAS wins). Its slots stay taken (T2), and its incarnation was bumped when it was held. */
 static CLHEAP_INLINE void clheap_tier_release_held(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame, clheap_u32 c)
 {
     if (clheap_cas32(clheap_block_header(h, frame) + CLHEAP_BLOCK_WORD_CLASS, CLHEAP_TIER_HELD + c, 0u) !=
@@ -341,8 +350,18 @@ static CLHEAP_INLINE void clheap_tier_release_held(CLHEAP_GLOBAL clheap_u32 *h, 
     clheap_pages_release(h, frame, h[CLHEAP_HDR_CLASS_FRAMES + c]);
 }
 
+/* Releases every block of the run of class c at `run` that is still held. */
+static CLHEAP_INLINE void clheap_tier_release_run_held(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 run, clheap_u32 c)
+{
+    clheap_u32 frames = h[CLHEAP_HDR_CLASS_FRAMES + c], end = run + h[CLHEAP_HDR_CLASS_RUN + c] * frames;
+    CLHEAP_NO_UNROLL
+    for (clheap_u32 b = run; b < end; b += frames)
+        clheap_tier_release_held(h, b, c);
+}
+
 /* Gives back a whole run of class c that this work-item owns (every block held or
- * unhanded, every slot taken), with one page-tier release. */
+ * unhanded, so every bit of each allocation bitmap already set: no seal to write), with
+ * one page-tier release. */
 static CLHEAP_INLINE void clheap_tier_drop_run(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 run, clheap_u32 c)
 {
     clheap_u32 frames = h[CLHEAP_HDR_CLASS_FRAMES + c], blocks = h[CLHEAP_HDR_CLASS_RUN + c];
@@ -357,30 +376,39 @@ static CLHEAP_INLINE void clheap_tier_drop_run(CLHEAP_GLOBAL clheap_u32 *h, clhe
         clheap_store32(clheap_block_header(h, b) + CLHEAP_BLOCK_WORD_CLASS, 0u);
         clheap_block_next_incarnation(h, b);
     }
-    clheap_fence_release();
-    CLHEAP_NO_UNROLL
-    for (clheap_u32 b = run; b < run + blocks * frames; b += frames)
-        clheap_or64(clheap_block_alloc_bits(h, b), ~(clheap_u64)0); /* the seal (I2) */
+    clheap_fence_release(); /* the classes before the frames' next owner writes */
     clheap_pages_release(h, run, blocks * frames);
 }
 
-/* Ends the tracking of track k of the hint at `index` (the last resort, closing a hint,
- * a completion that found a block not held): whoever takes the run's value from the track
- * owns its held blocks, and releases them; blocks of the run that empty later find it
- * untracked and are reclaimed. */
-static CLHEAP_INLINE void clheap_tier_break(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 index, clheap_u32 k)
+/* Takes the held blocks of the run that track k of the hint at `index` follows (the last
+ * resort, closing a hint): the flag first, so that the run's later emptiers give their
+ * blocks back and its completer gives back the rest; then each held block, released (a
+ * parked run, every block held, is this work-item's: dropped whole). If the run left the
+ * track meanwhile the flag lands on a free track or a later run's (which then only gives
+ * its blocks back), and nothing is released here; a run being installed again is left
+ * to start stolen from. */
+static CLHEAP_INLINE void clheap_tier_steal(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 index, clheap_u32 k)
 {
 #if CLHEAP_ATOMICS64
-    CLHEAP_GLOBAL clheap_u64 *track = clheap_tier_track(h, index, k);
-    clheap_u64 v = clheap_load64(track) ? clheap_xchg64(track, 0) : 0;
-    clheap_u32 c = index / h[CLHEAP_HDR_HINT_SLOTS], run = (clheap_u32)(v >> 32);
-    if (!run)
+    CLHEAP_GLOBAL clheap_u64 *track = clheap_tier_track_at(h, index * CLHEAP_TIER_TRACK_SLOTS + k);
+    clheap_u64 v = clheap_load64(track);
+    if (!(v >> 32) || (v & CLHEAP_TIER_STOLEN))
         return;
-    clheap_fence_acquire(); /* the HELD stores of the blocks counted before the exchange */
-    clheap_u32 frames = h[CLHEAP_HDR_CLASS_FRAMES + c], end = run - 1u + h[CLHEAP_HDR_CLASS_RUN + c] * frames;
-    CLHEAP_NO_UNROLL
-    for (clheap_u32 b = run - 1u; b < end; b += frames)
-        clheap_tier_release_held(h, b, c);
+    clheap_u32 c = index / h[CLHEAP_HDR_HINT_SLOTS];
+    clheap_u64 old = clheap_or64(track, CLHEAP_TIER_STOLEN);
+    if ((old >> 32) != (v >> 32) || (old & CLHEAP_TIER_STOLEN))
+        return;
+    clheap_u32 counted = (clheap_u32)old & CLHEAP_TIER_EMPTIED_MASK;
+    if (counted > h[CLHEAP_HDR_CLASS_RUN + c])
+        return; /* being installed again: it starts stolen from (its emptiers give back) */
+    int parked = counted == h[CLHEAP_HDR_CLASS_RUN + c];
+    if (parked && (clheap_xchg64(track, 0) >> 32) != (v >> 32))
+        return; /* not by T6: a parked run is the stealer's once flagged */
+    clheap_fence_acquire(); /* the HELD stores of the blocks counted before the flag */
+    if (parked)
+        clheap_tier_drop_run(h, (clheap_u32)(v >> 32) - 1u, c); /* every block held, and this work-item's */
+    else
+        clheap_tier_release_run_held(h, (clheap_u32)(v >> 32) - 1u, c);
 #else
     (void)h;
     (void)index;
@@ -388,108 +416,66 @@ static CLHEAP_INLINE void clheap_tier_break(CLHEAP_GLOBAL clheap_u32 *h, clheap_
 #endif
 }
 
-/* The last block of a tracked run emptied: this work-item owns the run. It becomes the
- * spare of its hint, its blocks still held (so a free of one of its slots is refused
- * until the hint installs it, clheap_tier_unhold), or, if that hint has one, is dropped
- * whole. */
-static CLHEAP_INLINE CLHEAP_SLOW_CALL void clheap_tier_recycle(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 index,
-                                                              clheap_u32 run, clheap_u32 c)
-{
-    clheap_fence_release(); /* the blocks' HELD stores, acquired by the owner, before the spare names the run (T3) */
-    CLHEAP_GLOBAL clheap_u32 *spare =
-        h + CLHEAP_HDR_SPARE_FIRST(h[CLHEAP_HDR_CLASS_COUNT], h[CLHEAP_HDR_HINT_SLOTS]) + index;
-    if (clheap_load32(spare) == 0u && clheap_cas32(spare, 0u, run + 1u) == 0u)
-        clheap_store32(h + CLHEAP_HDR_RUNS_OPEN, 1u); /* a spare for clheap_tier_close_all */
-    else
-        clheap_tier_drop_run(h, run, c);
-}
-
-/* The blocks of a run of class c taken from a spare back in their class (a recycled
- * run's are held), before its install releases them. */
-static CLHEAP_INLINE void clheap_tier_unhold(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 run, clheap_u32 c)
-{
-    if (clheap_load32(clheap_block_header(h, run) + CLHEAP_BLOCK_WORD_CLASS) != CLHEAP_TIER_HELD + c)
-        return; /* a spare opened ahead (CLHEAP_TIER_SPARE_AT): never held */
-    clheap_u32 frames = h[CLHEAP_HDR_CLASS_FRAMES + c], end = run + h[CLHEAP_HDR_CLASS_RUN + c] * frames;
-    CLHEAP_NO_UNROLL
-    for (clheap_u32 b = run; b < end; b += frames)
-        clheap_store32(clheap_block_header(h, b) + CLHEAP_BLOCK_WORD_CLASS, c + 1u);
-}
-
-/* Whether every block of the run of class c at `run` is held (after clheap_fence_acquire). */
-static CLHEAP_INLINE int clheap_tier_all_held(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 run, clheap_u32 c)
-{
-    clheap_u32 frames = h[CLHEAP_HDR_CLASS_FRAMES + c], end = run + h[CLHEAP_HDR_CLASS_RUN + c] * frames;
-    CLHEAP_NO_UNROLL
-    for (clheap_u32 b = run; b < end; b += frames)
-        if (clheap_load32(clheap_block_header(h, b) + CLHEAP_BLOCK_WORD_CLASS) != CLHEAP_TIER_HELD + c)
-            return 0;
-    return 1;
-}
-
-/* Counts the held block of run `run` (first frame + 1) of class c in `track` of the hint
- * at `index`: one add, whose old value says whether the track still names the run (if
- * not, the add is undone and 0 returned: the caller releases the block). The add that
- * makes the count RUN(c) completes the run: every block held (checked), it takes the run
- * from the track with a CAS and recycles it. Why an add and not a CAS on the run's value:
- * a launch that frees a run whole empties its blocks at once, and their CASes, retried,
- * ran out of tries. What the add costs: an add that came after a break (the track 0 or
- * naming another run) lands in the track before its undo; a claim in between fails
- * (that run goes untracked), and a completion it disturbs is missed or found not held
- * (that run stays held until a break). Neither gives a slot twice. */
+/* Counts the held block of class c whose anchor names `track`, for its run `tag` (first
+ * frame + 1): one add. Returns 0 if the caller is to release its block (the run was
+ * stolen from). The add that makes the count RUN(c) completes the run: every block
+ * counted, so every one held since its own add, and no other add can come (T6). A
+ * complete run stays parked in its track, for its hint's next crossing
+ * (clheap_tier_take_parked) or the last resort; a stolen one frees its track and gives
+ * back what is still held. Why parked and not given back or made a spare there: a
+ * launch that frees runs whole completes several a hint, and a completer that wrote
+ * every block of its run made the launch's end wait for it. */
 static CLHEAP_INLINE int clheap_tier_count_held(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL clheap_u64 *track,
-                                                clheap_u32 index, clheap_u32 run, clheap_u32 c)
+                                                clheap_u32 tag, clheap_u32 c)
 {
 #if CLHEAP_ATOMICS64
     clheap_u64 old = clheap_add64(track, 1u);
-    if ((clheap_u32)(old >> 32) != run) {
-        clheap_add64(track, ~(clheap_u64)0); /* the undo */
+    if ((clheap_u32)(old >> 32) != tag) { /* not by T6; if a heap breaks it, the count is mended */
+        clheap_add64(track, ~(clheap_u64)0);
         return 0;
     }
-    if ((clheap_u32)old + 1u != h[CLHEAP_HDR_CLASS_RUN + c])
-        return 1;
-    clheap_fence_acquire(); /* the other blocks' HELD stores, released before their adds */
-    if (clheap_tier_all_held(h, run - 1u, c) && clheap_cas64(track, old + 1u, 0) == old + 1u)
-        clheap_tier_recycle(h, index, run - 1u, c);
+    if (((clheap_u32)old & CLHEAP_TIER_EMPTIED_MASK) + 1u != h[CLHEAP_HDR_CLASS_RUN + c])
+        return (old & CLHEAP_TIER_STOLEN) == 0;
+    if (old & CLHEAP_TIER_STOLEN) { /* its stealer left the rest, and the track, to the completer */
+        clheap_fence_acquire(); /* the other blocks' HELD stores, released before their adds */
+        clheap_xchg64(track, 0);
+        clheap_tier_release_run_held(h, tag - 1u, c);
+    }
+    else if (!clheap_load32(h + CLHEAP_HDR_RUNS_OPEN))
+        clheap_store32(h + CLHEAP_HDR_RUNS_OPEN, 1u); /* a parked run for clheap_tier_close_all */
     return 1;
 #else
     (void)h;
     (void)track;
-    (void)index;
-    (void)run;
+    (void)tag;
     (void)c;
     return 0;
 #endif
 }
 
 /* A block of class c that a work-item emptied and invalidated (every slot taken): held
- * for its run if a track of its hint names the run (`active`: whether it may be in the
- * active bitmap), else reclaimed (clheap_block_reclaim). */
+ * for its run if its anchor names a track (in every build: another program of the heap
+ * may recycle; `active`: whether it may be in the active bitmap), else reclaimed
+ * (clheap_block_reclaim). */
 static CLHEAP_INLINE CLHEAP_SLOW_CALL void clheap_block_emptied(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame,
                                                                 clheap_u32 c, int active)
 {
     CLHEAP_GLOBAL clheap_u32 *header = clheap_block_header(h, frame);
-    clheap_u32 anchor = CLHEAP_TIER_RECYCLE && clheap_frames_from_pages(h)
-                            ? clheap_load32(header + CLHEAP_BLOCK_WORD_ANCHOR)
-                            : 0u;
-    CLHEAP_GLOBAL clheap_u64 *track = 0;
-    clheap_u32 run = anchor ? clheap_load32(header + CLHEAP_BLOCK_WORD_RUN) : 0u;
-    for (clheap_u32 k = 0; anchor && k < CLHEAP_TIER_TRACKS && !track; k++) {
-        CLHEAP_GLOBAL clheap_u64 *t = clheap_tier_track(h, anchor - 1u, k);
-        track = (clheap_u32)(clheap_load64(t) >> 32) == run ? t : 0;
-    }
-    if (!track) {
+    clheap_u32 anchor =
+        CLHEAP_ATOMICS64 && clheap_frames_from_pages(h) ? clheap_load32(header + CLHEAP_BLOCK_WORD_ANCHOR) : 0u;
+    if (!anchor) {
         clheap_block_reclaim(h, frame, c, active);
         return;
     }
+    clheap_u32 tag = clheap_load32(header + CLHEAP_BLOCK_WORD_RUN);
     if (active)
         clheap_bm_try_clear(h, CLHEAP_BM_ACTIVE(c), frame);
     clheap_store32(header + CLHEAP_BLOCK_WORD_CLASS, CLHEAP_TIER_HELD + c);
     clheap_block_next_incarnation(h, frame);
     clheap_fence_release();
     clheap_or64(clheap_block_alloc_bits(h, frame), ~(clheap_u64)0); /* the seal (I2) */
-    clheap_fence_release(); /* HELD before the count that a completer or breaker reads */
-    if (!clheap_tier_count_held(h, track, anchor - 1u, run, c))
+    clheap_fence_release(); /* HELD before the count that a completer or stealer reads */
+    if (!clheap_tier_count_held(h, clheap_tier_track_at(h, anchor - 1u), tag, c))
         clheap_tier_release_held(h, frame, c);
 }
 

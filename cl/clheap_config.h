@@ -121,16 +121,30 @@
 #define CLHEAP_TIER_KEEP_ITEMS 0
 #endif
 
-/* 1: a TierAlloc program recycles its hints' runs (cl/clheap_tier.h, "Recycling"): an
- * emptied block of a tracked run is held for it, and the run, once every block emptied,
- * becomes its hint's spare, installed again without the page tier or headers. Off by
- * default (0: every emptied block goes back to the page tier): in-kernel churn in large
- * launches ran up to 1.28x faster with it, but launches that free runs whole (the sweep's
- * frees) up to 3.8x slower, and small pools slower (docs/performance.md, "Recycling
- * runs"). Programs of one heap may differ in it: every program breaks the tracks it
- * closes and unholds the spares it installs. */
+/* 1 (the default): a TierAlloc program recycles its hints' runs (cl/clheap_tier.h,
+ * "Recycling"): an emptied block of a tracked run is held for it, and the run, once
+ * every block emptied, stays parked in its track until its hint installs it again,
+ * without the page tier or headers. 0: the program claims no tracks (every emptied block
+ * of its runs goes back to the page tier), but still holds the blocks of runs that other
+ * programs of the heap track, and steals from tracks when it closes hints, so programs
+ * of one heap may differ in it. Why on: with it in-kernel churn was faster than Gallatin
+ * in every shape measured, without it slower in the small launches, and the sweep's
+ * means moved in its favour; what it costs is some small launches that take slots of
+ * small classes after runs were parked (docs/performance.md, "Recycling runs"). */
 #ifndef CLHEAP_TIER_RECYCLE
-#define CLHEAP_TIER_RECYCLE 0
+#define CLHEAP_TIER_RECYCLE 1
+#endif
+
+/* How many of a hint's CLHEAP_TIER_TRACK_SLOTS track words (cl/clheap_layout.h) a
+ * recycling program claims for the runs it opens, 1 to 8: a run opened while all of them
+ * follow earlier runs (live or parked) goes untracked, and its blocks back to the page
+ * tier one by one. Why 8: in launches that malloc and free in a loop, a hint opens runs
+ * faster than their blocks empty (several runs a hint are partly live at once), and with
+ * two tracks churn at 2^16 work-items kept most of its fallbacks (docs/performance.md,
+ * "Recycling runs"). What each costs: one more load, issued with the others, when a
+ * hint's crossing looks for a parked run. */
+#ifndef CLHEAP_TIER_TRACKS
+#define CLHEAP_TIER_TRACKS 8
 #endif
 
 /* TierAlloc on split words (no 64-bit atomics, cl/clheap_port.h): the frames a block

@@ -13,7 +13,7 @@
 
 #define CLHEAP_UNIT 16u
 #define CLHEAP_MAGIC 0x50484c43u /* "CLHP" */
-#define CLHEAP_LAYOUT_VERSION 16u
+#define CLHEAP_LAYOUT_VERSION 17u
 
 /* Allocator kinds (CLHEAP_KIND_*) and the device's error counter words (CLHEAP_HDR_ERR_*):
  * generated, with the C API's names for them, from cmake/vocabulary.cmake. */
@@ -106,12 +106,14 @@
 /* The first spare word, and the words the hints and spares take, for `classes` classes of
  * `slots` hint slots (the host passes 64-bit counts, so a corrupted header cannot wrap). */
 #define CLHEAP_HDR_SPARE_FIRST(classes, slots) (CLHEAP_HDR_HINT_FIRST + 2u * (classes) * (slots))
-/* After the spares (on an even word), CLHEAP_TIER_TRACKS 64-bit track words per hint, in
- * the same order: 0, or a run whose emptied blocks are held for it (cl/clheap_tier.h,
- * "Recycling"): high word its first frame + 1, low word the blocks that emptied. */
-#define CLHEAP_TIER_TRACKS 2u
+/* After the spares (on an even word), CLHEAP_TIER_TRACK_SLOTS 64-bit track words per hint,
+ * in the same order: 0, or a run whose emptied blocks are held for it (cl/clheap_tier.h,
+ * "Recycling"): high word its first frame + 1, low word the blocks that emptied (bit 31:
+ * stolen from). A program claims the first CLHEAP_TIER_TRACKS of them (cl/clheap_config.h);
+ * every program steals from all of them. */
+#define CLHEAP_TIER_TRACK_SLOTS 8u
 #define CLHEAP_HDR_TRACK_FIRST(classes, slots) ((CLHEAP_HDR_SPARE_FIRST(classes, slots) + (classes) * (slots) + 1u) / 2u * 2u)
-#define CLHEAP_TIER_HINT_WORDS(classes, slots) ((3u + 2u * CLHEAP_TIER_TRACKS) * (classes) * (slots) + 1u)
+#define CLHEAP_TIER_HINT_WORDS(classes, slots) ((3u + 2u * CLHEAP_TIER_TRACK_SLOTS) * (classes) * (slots) + 1u)
 /* TierAlloc: the frames the page tier has handed out (cl/clheap_pages.h, P5), the sum
  * (mod 2^32) of CLHEAP_PAGES_USED_STRIPES words a 128-byte line apart, before the hints;
  * a take or release adds to the stripe of its first frame's segment. Why striped: one
@@ -150,8 +152,8 @@
 #define CLHEAP_BLOCK_WORD_ALLOC 2
 #define CLHEAP_BLOCK_WORD_ITER 4
 #define CLHEAP_BLOCK_WORD_INCARNATION 6
-/* TierAlloc, untyped heaps, a block of a hint's run (cl/clheap_tier.h, "Recycling"): word
- * 5 the run's first frame + 1, word 7 its hint's index + 1 (0 in every other block). */
+/* TierAlloc, untyped heaps, a block of a tracked run (cl/clheap_tier.h, "Recycling"): word
+ * 5 the run's first frame + 1, word 7 its track's slot + 1 (0 in every other block). */
 #define CLHEAP_BLOCK_WORD_RUN 5
 #define CLHEAP_BLOCK_WORD_ANCHOR 7
 /* TierAlloc: the class word of an emptied block held for its run (HELD + its class). */

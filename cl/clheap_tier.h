@@ -117,31 +117,37 @@
  * keeps the large path's own take (clheap_tier_take_frames), where the driver calls it.
  * Split words also compile out the closing of runs, which they never install (W3).
  *
- * Recycling (CLHEAP_TIER_RECYCLE, off by default; a program's option). Each hint has
- * CLHEAP_TIER_TRACKS 64-bit track words (clheap_tier_track): 0, or a run (first frame +
- * 1) and how many of its blocks emptied. The request that installs a run claims a free
- * track for it (a CAS from 0, before the install), and the run's blocks carry their hint
- * and run in words 5 and 7 of their headers (written with the headers, kept while the
- * run is recycled). A block of a tracked run that empties (its invalidation succeeded:
- * every slot taken) is held, not given back: its class word becomes CLHEAP_TIER_HELD + c,
- * so a free into it is refused as no block's, then one add counts it in the track. The
- * add that counts the run's last block, all of them found held, takes the run from the
- * track with a CAS and makes it its hint's spare, still held, which the hint's next
- * crossing installs (clheap_tier_unhold, then the install): no page-tier take, no
- * headers; where the hint already has a spare, the run is given back whole with one
- * release (clheap_tier_drop_run). Closing a hint (the last resort, clheap_heap_trim)
- * first breaks its tracks: an exchange to 0, then every held block of the run is
- * released; blocks that empty later find their run untracked and are reclaimed as
- * before. An add whose old value names another run (it came after a break) is undone
- * and its block released. Why: in launches that malloc and free in a loop, a hint's
- * runs are used up within a few rounds, and each opening (a page-tier take among the
- * fallbacks' and frees' own, then the headers) kept the hint busy while its requests
- * fell back; the blocks of the used-up runs meanwhile went back to the page tier one by
- * one. Why tracks and not a count in the run's first block: a block's header is reused
- * once it is given back, and a count there could take adds from blocks of a run broken
- * since; a track is never anything else, and an add checks which run it names.
- * Why off: in launches that free runs whole every run's last block walks and gives back
- * its run, and small pools got slower (docs/performance.md, "Recycling runs").
+ * Recycling (CLHEAP_TIER_RECYCLE, on by default; a program's option). Each hint has
+ * CLHEAP_TIER_TRACK_SLOTS 64-bit track words (clheap_tier_track_at), of which a program
+ * claims the first CLHEAP_TIER_TRACKS: 0, or a run (first frame + 1, its tag) and how
+ * many of its blocks emptied (bit 31 of that count: stolen from). The request that opens
+ * a run for a hint claims a free track (a CAS, in clheap_tier_take_begin, before the
+ * headers), and every block of the run carries the track's slot + 1 (its anchor, word 7)
+ * and the tag (word 5); a run no track took has anchor 0. A block whose anchor names a
+ * track and that empties (its invalidation succeeded: every slot taken) is held, not
+ * given back: its class word becomes CLHEAP_TIER_HELD + c, so a free into it is refused
+ * as no block's, then one add counts it in its track. The add that counts the run's last
+ * block leaves the run parked: complete, every block held, still in its track. The
+ * hint's next crossing takes a parked run before any spare (a CAS that marks the track
+ * being installed, count RUN(c) + 1), its warp's lanes put the blocks back in their
+ * class (clheap_tier_unhold), and an add returns the count to 0: tracked afresh, no
+ * page-tier take, no headers. The last resort and clheap_heap_trim, closing a hint,
+ * steal from its tracks (clheap_tier_steal): an OR sets the flag, then the held blocks
+ * are released one by one, or a parked run dropped whole with one release; a stolen
+ * run's later emptiers give their blocks back, and its completer frees the track. Why:
+ * in launches that malloc and free in a loop, a hint's runs are used up within a few
+ * rounds, and each opening (a page-tier take among the fallbacks' and frees' own, then
+ * the headers) kept the hint busy while its requests fell back; the blocks of the
+ * used-up runs meanwhile went back to the page tier one by one. Why the anchor names the
+ * track, and why only the completer and stealers free one: a track is freed only once
+ * every block of its run was counted (or by the stealer of a parked run), so no add can
+ * come late and be counted for another run; the count is exact and completing a run
+ * reads nothing but the add's result. (Hints named the block's hint before, and an add
+ * after a run's break could land in a later run's count: the completer had to read
+ * every block's class, one load after another, at the end of launches that free runs
+ * whole.) Why parked and not a spare or given back at once: a launch that frees runs
+ * whole completed several a hint, and a completer that wrote every block of its run made
+ * the launch's end wait (docs/performance.md, "Recycling runs").
  *
  * Invariants when no kernel runs (verified by clheap_heap_check), beyond those of the
  * blocks and the pages:
@@ -162,9 +168,11 @@
  *       frame that starts no block, or a block settled since, is stale and harmless (a
  *       settler reads the class first).
  *   T5  a held block (class CLHEAP_TIER_HELD + c) has every slot set and is listed in
- *       its class's allocated bitmap; a track of the hint its word 7 names, or that
- *       hint's spare, names its run (word 5); a spare's blocks are all of class c, or all
- *       held (a recycled run).
+ *       its class's allocated bitmap; the track its anchor (word 7) names follows its
+ *       run (word 5), a track of a hint of class c; a spare's blocks are of class c.
+ *   T6  a track that follows a run has counted at most RUN(c) of its blocks, and, unless
+ *       stolen from, exactly the held ones whose anchor names it (RUN(c): parked); every
+ *       block whose anchor names a track belongs to the run it follows.
  *
  * Linearisation points: small malloc from a run, the add on the hint; otherwise the OR
  * that sets the slot's bit (rolled back if the class re-check fails; for a slot of a
@@ -172,10 +180,11 @@
  * AND that clears it (its old value tells a double free); closing a run, the CAS of
  * its hint to 0 (adds before it are counted in the t it saw, adds after it see 0);
  * storing a spare, its CAS from 0; taking one, the exchange that reads it (one taker);
- * recycling: holding a block, its count's add (undone if the track names another run);
- * completing a run, the CAS that takes it from the track; breaking, the exchange to 0
- * (the run's held blocks are then the breaker's: each released by a CAS of its class from
- * HELD, which the block's own emptier also tries if its add was undone);
+ * recycling: claiming a track, its CAS; holding a block, its count's add (the RUN(c)-th
+ * parks the run); taking a parked run, the CAS to RUN(c) + 1; stealing, the OR of the
+ * flag (a held block is released by a CAS of its class from HELD, which its stealer,
+ * its own emptier and a stolen run's completer may all try; a parked run is its
+ * stealer's, and its exchange frees the track);
  * large malloc, the page tier's take; large free, the CAS of the first frame's class
  * from LARGE to 0 (so of two frees of one allocation exactly one succeeds, the other
  * is counted); settling, the exchange that takes a container's marks (each mark has
@@ -194,12 +203,16 @@
  * so after clheap_fence_release and its AND (one that keeps a block it took from full
  * activates it as clheap_block_reactivate does, after a fence_release of its own); the
  * settler's OR on the block's bitmap reads that AND, then clheap_fence_acquire, then
- * it gives the frames back as a free does. Recycling: a held block's class, incarnation
- * and seal are written, then clheap_fence_release, then its count's add; the completer
- * (after its add, clheap_fence_acquire) reads every block held, and before the spare's
- * CAS, clheap_fence_release; the installer's exchange of the spare reads it, then
- * clheap_fence_acquire. A breaker's exchange reads the counted adds, then
- * clheap_fence_acquire, then the blocks' classes. */
+ * it gives the frames back as a free does. Recycling: a run's anchors are written after
+ * its track's claim and before the fence_release that precedes its install (so before
+ * any block can empty); a held block's class, incarnation and seal are written, then
+ * clheap_fence_release, then its count's add; the adds form one release sequence on the
+ * track, so the crossing whose CAS reads the parked count (then clheap_fence_acquire)
+ * sees every block held, and a stealer's OR (then clheap_fence_acquire) every counted
+ * block's HELD. The crossing's lanes put the blocks back in their class, each lane then
+ * clheap_fence_release and the warp sync, then clheap_fence_release and the add that
+ * tracks the run afresh: a stealer that reads that add sees no block of the run held
+ * from before. */
 
 static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u64 *clheap_tier_hint_at(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c,
                                                                    clheap_u32 slot)
@@ -215,34 +228,31 @@ static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u32 *clheap_tier_spare_of(CLHEAP_GLOBA
     return h + CLHEAP_HDR_SPARE_FIRST(h[CLHEAP_HDR_CLASS_COUNT], h[CLHEAP_HDR_HINT_SLOTS]) + index;
 }
 
-/* The anchor a run opened for `hint` writes in its blocks (its index + 1; 0 for a run of
- * a request's own, and in typed heaps): see Recycling. */
-static CLHEAP_INLINE clheap_u32 clheap_tier_anchor(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL clheap_u64 *hint)
-{
-    if (!CLHEAP_TIER_RECYCLE || !hint || h[CLHEAP_HDR_TIER_TYPED])
-        return 0u;
-    return (clheap_u32)(((CLHEAP_GLOBAL clheap_u32 *)hint - h) - CLHEAP_HDR_HINT_FIRST) / 2u + 1u;
-}
-
-/* Starts tracking the run at `run` that is being installed in `hint`, if one of the hint's
- * tracks is free (see Recycling). Before the install, so before any of its slots is
- * handed out. */
-static CLHEAP_INLINE void clheap_tier_track_run(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL clheap_u64 *hint,
-                                                clheap_u32 run)
+/* Claims a free track of `hint` for its run at `run` (see Recycling), in a program that
+ * recycles and an untyped heap: the anchor its blocks are to carry (the track's slot + 1),
+ * or 0 if none is free. Before the run's headers (a spare opened ahead: at its install,
+ * clheap_tier_anchor_run), so before any of its slots is handed out. */
+static CLHEAP_INLINE clheap_u32 clheap_tier_claim_track(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL clheap_u64 *hint,
+                                                        clheap_u32 run)
 {
 #if CLHEAP_ATOMICS64
-    clheap_u32 anchor = clheap_tier_anchor(h, hint);
+    if (!CLHEAP_TIER_RECYCLE || !hint || h[CLHEAP_HDR_TIER_TYPED])
+        return 0u;
+    clheap_u32 first = ((clheap_u32)(((CLHEAP_GLOBAL clheap_u32 *)hint - h) - CLHEAP_HDR_HINT_FIRST) / 2u) *
+                       CLHEAP_TIER_TRACK_SLOTS;
     CLHEAP_NO_UNROLL
-    for (clheap_u32 k = 0; anchor && k < CLHEAP_TIER_TRACKS; k++) {
-        CLHEAP_GLOBAL clheap_u64 *track = clheap_tier_track(h, anchor - 1u, k);
-        if (!clheap_load64(track) && !clheap_cas64(track, 0, (clheap_u64)(run + 1u) << 32))
-            return;
+    for (clheap_u32 k = 0; k < CLHEAP_TIER_TRACKS; k++) {
+        CLHEAP_GLOBAL clheap_u64 *track = clheap_tier_track_at(h, first + k);
+        clheap_u64 v = clheap_load64(track); /* free: no run (a late stealer's flag may be left) */
+        if (!(v >> 32) && clheap_cas64(track, v, (clheap_u64)(run + 1u) << 32) == v)
+            return first + k + 1u;
     }
 #else
     (void)h;
     (void)hint;
     (void)run;
 #endif
+    return 0u;
 }
 
 /* Slots a run of class c holds: RUN(c) blocks of CAPACITY(c). */
@@ -373,22 +383,82 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_take_spare(CLHEAP_GLOBAL clheap_u32 
     return v - 1u;
 }
 
-/* Breaks every track of the hint at `index` (see Recycling). */
-static CLHEAP_INLINE void clheap_tier_break_hint(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 index)
+/* Takes a run that a track of `hint` holds parked (complete, every block held: see
+ * Recycling), in a program that recycles: its first frame, or FAIL; *anchor, its track's
+ * slot + 1 (its blocks' anchors already). The tracks' loads go together; one CAS, on the
+ * first parked one, marks it being installed (count RUN(c) + 1, which stealers leave),
+ * and the run is this request's; clheap_tier_take_finish tracks it afresh. */
+static CLHEAP_INLINE clheap_u32 clheap_tier_take_parked(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL clheap_u64 *hint,
+                                                        clheap_u32 c, clheap_u32 *anchor)
 {
-    for (clheap_u32 k = 0; k < CLHEAP_TIER_TRACKS; k++) /* in every build: other programs may track */
-        clheap_tier_break(h, index, k);
+#if CLHEAP_ATOMICS64
+    if (!CLHEAP_TIER_RECYCLE)
+        return CLHEAP_BM_FAIL;
+    clheap_u32 first = (clheap_u32)(((CLHEAP_GLOBAL clheap_u32 *)hint - h) - CLHEAP_HDR_HINT_FIRST) / 2u *
+                       CLHEAP_TIER_TRACK_SLOTS, k = CLHEAP_TIER_TRACKS;
+    CLHEAP_GLOBAL clheap_u64 *tracks = clheap_tier_track_at(h, first);
+    clheap_u64 seen = 0;
+    for (clheap_u32 i = CLHEAP_TIER_TRACKS; i-- > 0;) { /* unrolled: the loads go together */
+        clheap_u64 v = clheap_load64(tracks + i);
+        int parked = (v >> 32) && (clheap_u32)v == h[CLHEAP_HDR_CLASS_RUN + c]; /* complete, not stolen */
+        k = parked ? i : k;
+        seen = parked ? v : seen;
+    }
+    if (k == CLHEAP_TIER_TRACKS || clheap_cas64(tracks + k, seen, seen + 1u) != seen)
+        return CLHEAP_BM_FAIL;
+    clheap_fence_acquire(); /* the blocks' HELD stores, released before their counts */
+    *anchor = first + k + 1u;
+    return (clheap_u32)(seen >> 32) - 1u;
+#else
+    (void)h;
+    (void)hint;
+    (void)c;
+    (void)anchor;
+    return CLHEAP_BM_FAIL;
+#endif
+}
+
+/* Steals the held blocks of every run the hint at `index` tracks (see Recycling). */
+static CLHEAP_INLINE void clheap_tier_steal_hint(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 index)
+{
+    for (clheap_u32 k = 0; k < CLHEAP_TIER_TRACK_SLOTS; k++) /* in every build: other programs may track */
+        clheap_tier_steal(h, index, k);
+}
+
+/* The blocks [index, ...) (every stride-th) of a parked run of class c back in their
+ * class, before its install hands out their slots (their anchors and runs stay). */
+static CLHEAP_INLINE void clheap_tier_unhold(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 run, clheap_u32 c,
+                                             clheap_u32 index, clheap_u32 stride)
+{
+    clheap_u32 frames = h[CLHEAP_HDR_CLASS_FRAMES + c];
+    CLHEAP_NO_UNROLL
+    for (clheap_u32 b = index; b < h[CLHEAP_HDR_CLASS_RUN + c]; b += stride)
+        clheap_store32(clheap_block_header(h, run + b * frames) + CLHEAP_BLOCK_WORD_CLASS, c + 1u);
+}
+
+/* Writes `anchor` (a claimed track's slot + 1) and the run in every block of the run of
+ * class c at `run` (a spare opened ahead, installed: its headers were written untracked). */
+static CLHEAP_INLINE void clheap_tier_anchor_run(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 run, clheap_u32 c,
+                                                 clheap_u32 anchor)
+{
+    clheap_u32 frames = h[CLHEAP_HDR_CLASS_FRAMES + c], end = run + h[CLHEAP_HDR_CLASS_RUN + c] * frames;
+    CLHEAP_NO_UNROLL
+    for (clheap_u32 b = run; b < end; b += frames) {
+        clheap_store32(clheap_block_header(h, b) + CLHEAP_BLOCK_WORD_RUN, run + 1u);
+        clheap_store32(clheap_block_header(h, b) + CLHEAP_BLOCK_WORD_ANCHOR, anchor);
+    }
 }
 
 /* Ends the run a hint hands out, if one is live, and frees its remaining slots, after
- * breaking its tracks (so its blocks are reclaimed, not held); drops its spare's run. */
+ * stealing from its tracks (so their runs' blocks are given back, not held); drops its
+ * spare's run. */
 static CLHEAP_INLINE void clheap_tier_close_hint(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, clheap_u32 slot)
 {
     CLHEAP_GLOBAL clheap_u64 *hint = clheap_tier_hint_at(h, c, slot);
     clheap_u32 total = clheap_tier_run_slots(h, c), spare = clheap_tier_take_spare(h, hint);
     if (spare != CLHEAP_BM_FAIL)
         clheap_tier_drop_run(h, spare, c);
-    clheap_tier_break_hint(h, c * h[CLHEAP_HDR_HINT_SLOTS] + slot);
+    clheap_tier_steal_hint(h, c * h[CLHEAP_HDR_HINT_SLOTS] + slot);
     clheap_u64 v = clheap_load64(hint);
     for (int tries = 0; tries < CLHEAP_TIER_CLOSE_TRIES; tries++) {
         clheap_u32 f = (clheap_u32)(v >> 32), t = (clheap_u32)v;
@@ -400,7 +470,7 @@ static CLHEAP_INLINE void clheap_tier_close_hint(CLHEAP_GLOBAL clheap_u32 *h, cl
         clheap_u64 seen = ~v; /* never reached: no hint is ever installed (W3) */
 #endif
         if (seen == v) {
-            clheap_tier_break_hint(h, c * h[CLHEAP_HDR_HINT_SLOTS] + slot);
+            clheap_tier_steal_hint(h, c * h[CLHEAP_HDR_HINT_SLOTS] + slot);
             clheap_tier_release_run(h, f - 1u, c, t, h[CLHEAP_HDR_CLASS_RUN + c], 0);
             return;
         }
@@ -755,14 +825,17 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_reserve_slow(CLHEAP_GLOBAL clheap_u3
 /* A run a request opens (see clheap_tier_take_begin): its first frame (FAIL if none),
  * its blocks, the hint it is for (NULL: the request's own run), the slots the request
  * still needs, and what it is: CLHEAP_TIER_FRESH (frames just taken: its headers are to
- * be written), CLHEAP_TIER_SPARE (fresh, for the hint's spare) or CLHEAP_TIER_READY (the
- * hint's spare, taken: headers written and listed by its opener). */
+ * be written), CLHEAP_TIER_SPARE (fresh, for the hint's spare), CLHEAP_TIER_READY (the
+ * hint's spare, taken: headers written and listed by its opener) or CLHEAP_TIER_PARKED (a
+ * recycled run from a track: listed, its blocks held until the request's lanes put them
+ * back in their class, clheap_tier_prepare). */
 #define CLHEAP_TIER_FRESH 0u
 #define CLHEAP_TIER_SPARE 1u
 #define CLHEAP_TIER_READY 2u
+#define CLHEAP_TIER_PARKED 3u
 typedef struct {
     CLHEAP_GLOBAL clheap_u64 *hint;
-    clheap_u32 run, blocks, need, kind;
+    clheap_u32 run, blocks, need, kind, anchor; /* anchor: its headers' (clheap_tier_claim_track) */
 } clheap_tier_opening;
 
 /* Whether a spare may be opened: the spare is empty and the page tier has handed out
@@ -804,8 +877,13 @@ static CLHEAP_INLINE void clheap_tier_take_begin(CLHEAP_GLOBAL clheap_u32 *h, cl
     o->kind = ahead ? CLHEAP_TIER_SPARE : CLHEAP_TIER_FRESH;
     if (ahead && !clheap_tier_spare_wanted(h, o->hint))
         o->hint = 0; /* the spare is there, or the pool keeps its frames */
-    clheap_u32 ready = o->hint && !ahead ? clheap_tier_take_spare(h, o->hint) : CLHEAP_BM_FAIL;
+    /* a parked run first: a spare opened ahead (CLHEAP_TIER_SPARE_AT) waits, it holds no
+     * block emptied */
+    o->anchor = 0u;
+    clheap_u32 ready = o->hint && !ahead ? clheap_tier_take_parked(h, o->hint, c, &o->anchor) : CLHEAP_BM_FAIL;
     if (ready != CLHEAP_BM_FAIL)
+        o->kind = CLHEAP_TIER_PARKED;
+    else if (o->hint && !ahead && (ready = clheap_tier_take_spare(h, o->hint)) != CLHEAP_BM_FAIL)
         o->kind = CLHEAP_TIER_READY;
     clheap_u32 capacity = h[CLHEAP_HDR_CLASS_CAPACITY + c];
     o->need = n - g->k;
@@ -822,6 +900,19 @@ static CLHEAP_INLINE void clheap_tier_take_begin(CLHEAP_GLOBAL clheap_u32 *h, cl
                          : CLHEAP_BM_FAIL;
     if (o->run != CLHEAP_BM_FAIL && ready == CLHEAP_BM_FAIL)
         clheap_fence_acquire(); /* the frames' last owner released them after its header writes */
+    if (o->run != CLHEAP_BM_FAIL && o->kind == CLHEAP_TIER_FRESH)
+        o->anchor = clheap_tier_claim_track(h, o->hint, o->run);
+}
+
+/* A lane's share (blocks or frames index, index + stride, ...) of what an opening needs
+ * before its install: a fresh run's headers, or a parked run's blocks back in their class. */
+static CLHEAP_INLINE void clheap_tier_prepare(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 c, const clheap_tier_opening *o,
+                                              clheap_u32 index, clheap_u32 stride)
+{
+    if (o->kind == CLHEAP_TIER_PARKED)
+        clheap_tier_unhold(h, o->run, c, index, stride);
+    else
+        clheap_block_write_headers(h, o->run, c, o->blocks, index, stride, 1, o->anchor);
 }
 
 /* Finish's parts: CLHEAP_TIER_INSTALL, CLHEAP_TIER_FALL_BACK, or both. On NVIDIA the
@@ -839,7 +930,7 @@ static CLHEAP_INLINE void clheap_tier_take_finish(CLHEAP_GLOBAL clheap_u32 *h, c
         clheap_u32 total = o->blocks * h[CLHEAP_HDR_CLASS_CAPACITY + c];
         clheap_u32 keep = o->need < total ? o->need : total; /* a warp may want more */
         /* Listed with its slots held (T2): only the hint, or this request, hands them out. */
-        if (o->run != CLHEAP_BM_FAIL && o->kind != CLHEAP_TIER_READY)
+        if (o->run != CLHEAP_BM_FAIL && o->kind < CLHEAP_TIER_READY)
             clheap_block_publish(h, o->run, c, o->blocks, 0, 0);
         if (o->hint && o->kind == CLHEAP_TIER_SPARE) {
             if (o->run != CLHEAP_BM_FAIL &&
@@ -853,11 +944,18 @@ static CLHEAP_INLINE void clheap_tier_take_finish(CLHEAP_GLOBAL clheap_u32 *h, c
             /* no frames: a run's worth (total: a hint's run is RUN(c) blocks) of requests
              * go to the fallback before the next try */
             clheap_u64 wait = o->run == CLHEAP_BM_FAIL ? CLHEAP_TIER_RETRY_AT - total : 0u;
-            if (installs)
-                clheap_tier_track_run(h, o->hint, o->run);
-            if (o->kind == CLHEAP_TIER_READY)
-                clheap_tier_unhold(h, o->run, c); /* a recycled spare's blocks are held */
-            if (o->kind == CLHEAP_TIER_READY)
+            if (o->kind == CLHEAP_TIER_READY) { /* a spare opened ahead: tracked from here */
+                clheap_u32 anchor = clheap_tier_claim_track(h, o->hint, o->run);
+                if (anchor)
+                    clheap_tier_anchor_run(h, o->run, c, anchor);
+            }
+#if CLHEAP_ATOMICS64 /* else nothing is parked */
+            if (o->kind == CLHEAP_TIER_PARKED) { /* its blocks back in their class: tracked afresh */
+                clheap_fence_release(); /* the class stores before a stealer can act on the track */
+                clheap_add64(clheap_tier_track_at(h, o->anchor - 1u), 0u - (clheap_u64)(h[CLHEAP_HDR_CLASS_RUN + c] + 1u));
+            }
+#endif
+            if (o->kind >= CLHEAP_TIER_READY)
                 clheap_fence_release(); /* the spare's headers, acquired in take_begin, before the run is handed out */
             clheap_xchg64(o->hint, installs ? ((clheap_u64)(o->run + 1u) << 32) | keep : wait);
             if (installs)
@@ -881,9 +979,9 @@ static CLHEAP_INLINE void clheap_tier_take_many(CLHEAP_GLOBAL clheap_u32 *h, clh
 {
     clheap_tier_opening o;
     clheap_tier_take_begin(h, c, n, seed, g, &o);
-    int fresh = o.run != CLHEAP_BM_FAIL && o.kind != CLHEAP_TIER_READY;
-    if (fresh) {
-        clheap_block_write_headers(h, o.run, c, o.blocks, 0u, 1u, 1, clheap_tier_anchor(h, o.hint));
+    int fresh = o.run != CLHEAP_BM_FAIL && o.kind < CLHEAP_TIER_READY;
+    if (fresh || o.kind == CLHEAP_TIER_PARKED) {
+        clheap_tier_prepare(h, c, &o, 0u, 1u);
         clheap_fence_release(); /* headers before the blocks are listed or their slots handed out */
     }
     clheap_tier_take_finish(h, c, seed, g, &o, parts);

@@ -295,25 +295,49 @@ static clheap_status walk_pages(const uint32_t *w, uint8_t *free_map, clheap_hea
     return CLHEAP_SUCCESS;
 }
 
-/* A block held for its run (cl/clheap_tier.h, T5): every slot taken, and a track of the
- * hint its anchor names names its run. */
+/* A block held for its run (cl/clheap_tier.h, T5): every slot taken, and its anchor names
+ * a track of a hint of its class that follows its run. */
 static clheap_status check_held(const uint32_t *w, uint32_t f, uint32_t c, uint64_t alloc, char *what, size_t len)
 {
     const uint32_t *hd = block_header(w, f);
-    uint64_t hints = (uint64_t)w[CLHEAP_HDR_CLASS_COUNT] * w[CLHEAP_HDR_HINT_SLOTS];
+    uint64_t slots = w[CLHEAP_HDR_HINT_SLOTS], tracks = (uint64_t)w[CLHEAP_HDR_CLASS_COUNT] * slots * CLHEAP_TIER_TRACK_SLOTS;
     uint32_t anchor = hd[CLHEAP_BLOCK_WORD_ANCHOR], run = hd[CLHEAP_BLOCK_WORD_RUN];
     if (alloc != ~0ull)
         return clheap_report_violation(what, len, "held block at frame %u has free slots", f);
-    if (anchor == 0 || anchor > hints || (anchor - 1) / w[CLHEAP_HDR_HINT_SLOTS] != c)
-        return clheap_report_violation(what, len, "held block at frame %u (class %u) names hint %u", f, c, anchor);
-    const uint32_t *tracks = w + CLHEAP_HDR_TRACK_FIRST((uint64_t)w[CLHEAP_HDR_CLASS_COUNT], w[CLHEAP_HDR_HINT_SLOTS]);
-    for (uint32_t k = 0; k < CLHEAP_TIER_TRACKS; k++)
-        if (tracks[2 * ((uint64_t)(anchor - 1) * CLHEAP_TIER_TRACKS + k) + 1] == run)
-            return CLHEAP_SUCCESS;
-    if (w[CLHEAP_HDR_SPARE_FIRST((uint64_t)w[CLHEAP_HDR_CLASS_COUNT], w[CLHEAP_HDR_HINT_SLOTS]) + anchor - 1] == run)
-        return CLHEAP_SUCCESS; /* a recycled run, its hint's spare */
-    return clheap_report_violation(what, len, "held block at frame %u: its run (frame %u) is neither tracked nor a spare",
-                                   f, run - 1);
+    if (anchor == 0 || anchor > tracks || (anchor - 1) / CLHEAP_TIER_TRACK_SLOTS / slots != c)
+        return clheap_report_violation(what, len, "held block at frame %u (class %u) names track %u", f, c, anchor);
+    if (w[CLHEAP_HDR_TRACK_FIRST((uint64_t)w[CLHEAP_HDR_CLASS_COUNT], slots) + 2 * ((uint64_t)anchor - 1) + 1] == run)
+        return CLHEAP_SUCCESS;
+    return clheap_report_violation(what, len, "held block at frame %u: its run (frame %u) is not tracked", f, run - 1);
+}
+
+/* TierAlloc's tracks (cl/clheap_tier.h, T6): a track that follows a run, of its hint's
+ * class, has counted at most the run's blocks (all of them: parked), and, unless stolen
+ * from, exactly those of them held with their anchor naming it (a stolen run's emptiers
+ * gave theirs back). */
+static clheap_status walk_tracks(const uint32_t *w, char *what, size_t len)
+{
+    uint64_t classes = w[CLHEAP_HDR_CLASS_COUNT], slots = w[CLHEAP_HDR_HINT_SLOTS];
+    const uint32_t *tracks = w + CLHEAP_HDR_TRACK_FIRST(classes, slots);
+    for (uint64_t i = 0; i < classes * slots * CLHEAP_TIER_TRACK_SLOTS; i++) {
+        uint32_t tag = tracks[2 * i + 1], low = tracks[2 * i], c = (uint32_t)(i / CLHEAP_TIER_TRACK_SLOTS / slots);
+        uint32_t blocks = w[CLHEAP_HDR_CLASS_RUN + c], per_block = w[CLHEAP_HDR_CLASS_FRAMES + c], held = 0;
+        if (tag == 0)
+            continue;
+        if ((uint64_t)tag - 1 + (uint64_t)blocks * per_block > w[CLHEAP_HDR_FRAME_COUNT] ||
+            (low & 0x7FFFFFFFu) > blocks)
+            return clheap_report_violation(what, len, "track %llu: run at frame %u, %u of %u blocks counted",
+                                           (unsigned long long)i, tag - 1, low & 0x7FFFFFFFu, blocks);
+        for (uint32_t b = 0; b < blocks; b++) {
+            const uint32_t *hd = block_header(w, tag - 1 + b * per_block);
+            held += hd[CLHEAP_BLOCK_WORD_CLASS] == CLHEAP_TIER_HELD + c && hd[CLHEAP_BLOCK_WORD_ANCHOR] == i + 1 &&
+                    hd[CLHEAP_BLOCK_WORD_RUN] == tag;
+        }
+        if (held != ((low & 0x80000000u) ? 0u : low))
+            return clheap_report_violation(what, len, "track %llu (run at frame %u) counts %u blocks, %u held for it",
+                                           (unsigned long long)i, tag - 1, low, held);
+    }
+    return CLHEAP_SUCCESS;
 }
 
 /* free_map: TierAlloc's free frames; NULL: BlockAlloc's bitmap 0. */
@@ -439,16 +463,13 @@ static clheap_status walk_held(const uint32_t *w, uint32_t c, uint32_t first, ui
         uint32_t b = first + i / capacity * per_block;
         const uint32_t *hd = block_header(w, b);
         uint64_t held = class_slots(w, c) & ~(i % capacity ? (1ull << (i % capacity)) - 1 : 0);
-        int recycled = t == 0 && hd[CLHEAP_BLOCK_WORD_CLASS] == CLHEAP_TIER_HELD + c; /* a recycled spare's */
-        if ((hd[CLHEAP_BLOCK_WORD_CLASS] != c + 1 && !recycled) || hd[CLHEAP_BLOCK_WORD_OWNER] != b ||
+        if (hd[CLHEAP_BLOCK_WORD_CLASS] != c + 1 || hd[CLHEAP_BLOCK_WORD_OWNER] != b ||
             (block_word64(hd, CLHEAP_BLOCK_WORD_ALLOC) & held) != held)
             return clheap_report_violation(what, len, "class %u: slot %u of the run at frame %u (block at frame %u) is not held",
                                            c, i, first, b);
         if (free_map[b] == 2)
             return clheap_report_violation(what, len, "block at frame %u holds unhanded slots of two runs", b);
         free_map[b] = 2;
-        if (recycled)
-            continue; /* counted by walk_blocks as held, no object in it */
         uint32_t count = (uint32_t)__builtin_popcountll(held);
         s->run_slots += count;
         s->class_objects[c] -= count;
@@ -625,6 +646,8 @@ static clheap_status walk_bitmap_kind(const uint32_t *w, uint64_t unit_count, cl
                 s->free_bytes ? 1.0 - (double)s->largest_free_bytes / (double)s->free_bytes : 0.0;
             st = walk_runs(w, free_map, s, what, len);
         }
+        if (st == CLHEAP_SUCCESS)
+            st = walk_tracks(w, what, len);
         free(free_map);
         return st;
     }

@@ -105,14 +105,15 @@ uint32_t core_heap_malloc_many(core_heap *heap, size_t bytes, uint32_t n, uint32
         return n;
     }
     /* What clheap_tier_malloc_warp's leader and lanes do on NVIDIA: the lanes write
-     * shares of an opened run's headers (here in reverse lane order) between the steps. */
+     * shares of an opened run's headers, or put a parked run's blocks back in their class
+     * (here in reverse lane order), between the steps. */
     uint32_t seed = clheap_rotation_seed() + (uint32_t)bytes;
     clheap_tier_grant g;
     clheap_tier_opening o;
     clheap_tier_take_begin(h, c, n, seed, &g, &o);
     if (o.run != CLHEAP_BM_FAIL && o.kind != CLHEAP_TIER_READY) {
         for (uint32_t lane = n; lane-- > 0;)
-            clheap_block_write_headers(h, o.run, c, o.blocks, lane, n, 1, clheap_tier_anchor(h, o.hint));
+            clheap_tier_prepare(h, c, &o, lane, n);
         clheap_fence_release();
     }
     clheap_tier_take_finish(h, c, seed, &g, &o, CLHEAP_TIER_INSTALL);

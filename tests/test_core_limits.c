@@ -396,9 +396,9 @@ static void spare_run_is_opened_ahead_and_installed(void **state)
 
 /* Recycling (cl/clheap_tier.h; on in this test's build): the blocks of a hint's tracked run
  * that empty are held (every slot taken, a free into one counted as a double free), and
- * the run whose last block empties becomes its hint's spare without the page tier; the
+ * the run whose last block empties is parked in its track without the page tier; the
  * hint's next crossing installs it again, and closing the hint gives it all back. */
-static void emptied_run_becomes_its_hints_spare(void **state)
+static void emptied_run_is_parked_and_installed_again(void **state)
 {
     (void)state;
     core_heap heap;
@@ -433,7 +433,11 @@ static void emptied_run_becomes_its_hints_spare(void **state)
     assert_int_equal(*clheap_block_alloc_bits(h, run), ~(clheap_u64)0);
     core_heap_sound(&heap, NULL);
     core_heap_free_unit(&heap, units[total - 1u], 1); /* the run's last block empties */
-    assert_int_equal(*spare, run + 1u); /* the run is its hint's spare */
+    uint32_t anchor = clheap_block_header(h, run)[CLHEAP_BLOCK_WORD_ANCHOR];
+    assert_int_not_equal(anchor, 0u);
+    assert_int_equal(*clheap_tier_track_at(h, anchor - 1u), /* parked: every block counted */
+                     ((uint64_t)(run + 1u) << 32) | h[CLHEAP_HDR_CLASS_RUN + c]);
+    assert_int_equal(*spare, 0u);
     assert_int_equal(clheap_pages_used(h), used);
     clheap_heap_stats s = core_heap_sound(&heap, NULL);
     assert_int_equal(s.class_objects[c], 1u); /* the next run's first slot, nothing else */
@@ -442,7 +446,7 @@ static void emptied_run_becomes_its_hints_spare(void **state)
         assert_int_not_equal(units[i], 0);
     }
     assert_int_equal((uint32_t)(*hint >> 32), run + 1u); /* installed again */
-    assert_int_equal(*spare, 0u);
+    assert_int_equal(*clheap_tier_track_at(h, anchor - 1u), (uint64_t)(run + 1u) << 32); /* tracked afresh */
     assert_int_equal(*clheap_block_header(h, run), c + 1u);
     assert_int_equal(*clheap_block_header(h, run + (total / capacity - 1u) * frames), c + 1u);
     core_heap_sound(&heap, NULL);
@@ -451,6 +455,61 @@ static void emptied_run_becomes_its_hints_spare(void **state)
             core_heap_free_unit(&heap, units[i], 1);
     core_heap_trim(&heap);
     s = core_heap_sound(&heap, NULL);
+    assert_int_equal(s.live_bytes, 0);
+    assert_int_equal(s.free_segments * s.segment_frames, h[CLHEAP_HDR_FRAME_COUNT]); /* all whole again */
+    free(units);
+    core_heap_destroy(&heap);
+}
+
+/* Recycling beside spares opened ahead (cl/clheap_tier.h; both on in this test's build):
+ * the run whose last block empties while the hint has a spare is parked all the same, and
+ * the hint's next crossing installs the parked run, not the spare; trimming gives
+ * everything back. */
+static void parked_run_goes_before_a_spare(void **state)
+{
+    (void)state;
+    core_heap heap;
+    make_heap(&heap, 64u << 20, 0);
+    uint32_t *h = heap.words, c = 0;
+    while (c < h[CLHEAP_HDR_CLASS_COUNT] && !(h[CLHEAP_HDR_CLASS_HINTS + c] && h[CLHEAP_HDR_CLASS_RUN + c] > 1u &&
+                                             h[CLHEAP_HDR_CLASS_CAPACITY + c] >= 8u))
+        c++; /* a class whose runs have several blocks */
+    assert_true(c < h[CLHEAP_HDR_CLASS_COUNT]);
+    uint32_t bytes = h[CLHEAP_HDR_CLASS_BYTES + c], total = clheap_tier_run_slots(h, c), m = 0;
+    uint64_t *hint = clheap_tier_hint_at(h, c, 0);
+    uint32_t *spare = clheap_tier_spare_of(h, hint), *units = calloc(4u * total + 4u, sizeof *units);
+    assert_non_null(units);
+    while (m < total + 1u) /* the first run's every slot, then the next run's first */
+        units[m++] = core_heap_malloc(&heap, bytes, 0);
+    uint32_t run = 0, cls = 0, incarnation = 0;
+    assert_int_equal(clheap_frame_locate(h, core_heap_pointer(&heap, units[0]), &run, &cls, &incarnation), units[0]);
+    for (uint32_t i = 0; i + 1u < total; i++) /* a large launch's frees: all but the last block held */
+        core_heap_free_unit(&heap, units[i], 1);
+    while (!*spare && m < 2u * total) /* past a quarter of the next run: a spare opened ahead */
+        units[m++] = core_heap_malloc(&heap, bytes, 0);
+    assert_int_not_equal(*spare, 0u);
+    uint32_t used = clheap_pages_used(h), ahead = *spare;
+    core_heap_free_unit(&heap, units[total - 1u], 1); /* the run's last block empties */
+    assert_int_equal(*spare, ahead);
+    assert_int_equal(clheap_pages_used(h), used); /* nothing given back */
+    uint32_t anchor = clheap_block_header(h, run)[CLHEAP_BLOCK_WORD_ANCHOR];
+    assert_int_not_equal(anchor, 0u);
+    uint64_t track = *clheap_tier_track_at(h, anchor - 1u);
+    assert_int_equal(track, ((uint64_t)(run + 1u) << 32) | h[CLHEAP_HDR_CLASS_RUN + c]); /* parked */
+    core_heap_sound(&heap, NULL);
+    while ((uint32_t)(*hint >> 32) != run + 1u && m < 4u * total) { /* the next run used up */
+        units[m] = core_heap_malloc(&heap, bytes, 0);
+        assert_int_not_equal(units[m++], 0u);
+    }
+    assert_int_equal((uint32_t)(*hint >> 32), run + 1u); /* the parked run installed again */
+    assert_int_equal(*spare, ahead); /* the spare waits */
+    assert_int_equal((uint32_t)*clheap_tier_track_at(h, anchor - 1u), 0u); /* freed: tracked afresh, or by no run */
+    assert_int_equal(*clheap_block_header(h, run), c + 1u);
+    core_heap_sound(&heap, NULL);
+    for (uint32_t i = total; i < m; i++)
+        core_heap_free_unit(&heap, units[i], 1);
+    core_heap_trim(&heap);
+    clheap_heap_stats s = core_heap_sound(&heap, NULL);
     assert_int_equal(s.live_bytes, 0);
     assert_int_equal(s.free_segments * s.segment_frames, h[CLHEAP_HDR_FRAME_COUNT]); /* all whole again */
     free(units);
@@ -635,7 +694,8 @@ int main(void)
         cmocka_unit_test(every_free_stretch_is_found),
         cmocka_unit_test(failed_run_opening_waits),
         cmocka_unit_test(spare_run_is_opened_ahead_and_installed),
-        cmocka_unit_test(emptied_run_becomes_its_hints_spare),
+        cmocka_unit_test(emptied_run_is_parked_and_installed_again),
+        cmocka_unit_test(parked_run_goes_before_a_spare),
         cmocka_unit_test(emptied_block_is_kept_until_the_pool_runs_short),
         cmocka_unit_test(growth_and_create_agree_on_the_largest_heap),
     };
