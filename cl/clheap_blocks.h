@@ -300,18 +300,27 @@ static CLHEAP_INLINE void clheap_block_unlist(CLHEAP_GLOBAL clheap_u32 *h, clhea
     clheap_and64(clheap_bm_level0(h, CLHEAP_BM_ALLOCATED(c), frame >> 6), ~((clheap_u64)1 << (frame & 63u)));
 }
 
+/* Ends the life of an empty, invalidated block of class c: out of the active bitmap (if
+ * `active`: it may be there, see clheap_block_after_release), its class word `word` (0,
+ * or HELD + c for a block held for its run), its incarnation bumped, then sealed (I2). */
+static CLHEAP_INLINE void clheap_block_retire(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame, clheap_u32 c,
+                                              int active, clheap_u32 word)
+{
+    if (active)
+        clheap_bm_try_clear(h, CLHEAP_BM_ACTIVE(c), frame);
+    clheap_store32(clheap_block_header(h, frame) + CLHEAP_BLOCK_WORD_CLASS, word);
+    clheap_block_next_incarnation(h, frame);
+    clheap_fence_release();
+    clheap_or64(clheap_block_alloc_bits(h, frame), ~(clheap_u64)0); /* the seal (I2) */
+}
+
 /* Returns a block's frames to the free-frame bitmap once it is empty and invalidated.
  * `active`: whether it may be in the active bitmap (see clheap_block_after_release). */
 static CLHEAP_INLINE CLHEAP_SLOW_CALL void clheap_block_reclaim(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame, clheap_u32 c,
                                                                 int active)
 {
     clheap_block_unlist(h, c, frame);
-    if (active)
-        clheap_bm_try_clear(h, CLHEAP_BM_ACTIVE(c), frame);
-    clheap_store32(clheap_block_header(h, frame) + CLHEAP_BLOCK_WORD_CLASS, 0u);
-    clheap_block_next_incarnation(h, frame);
-    clheap_fence_release();
-    clheap_or64(clheap_block_alloc_bits(h, frame), ~(clheap_u64)0); /* the seal (I2) */
+    clheap_block_retire(h, frame, c, active, 0u);
     if (clheap_frames_from_pages(h))
         clheap_pages_release(h, frame, h[CLHEAP_HDR_CLASS_FRAMES + c]);
     else
@@ -468,12 +477,7 @@ static CLHEAP_INLINE CLHEAP_SLOW_CALL void clheap_block_emptied(CLHEAP_GLOBAL cl
         return;
     }
     clheap_u32 tag = clheap_load32(header + CLHEAP_BLOCK_WORD_RUN);
-    if (active)
-        clheap_bm_try_clear(h, CLHEAP_BM_ACTIVE(c), frame);
-    clheap_store32(header + CLHEAP_BLOCK_WORD_CLASS, CLHEAP_TIER_HELD + c);
-    clheap_block_next_incarnation(h, frame);
-    clheap_fence_release();
-    clheap_or64(clheap_block_alloc_bits(h, frame), ~(clheap_u64)0); /* the seal (I2) */
+    clheap_block_retire(h, frame, c, active, CLHEAP_TIER_HELD + c);
     clheap_fence_release(); /* HELD before the count that a completer or stealer reads */
     if (!clheap_tier_count_held(h, clheap_tier_track_at(h, anchor - 1u), tag, c))
         clheap_tier_release_held(h, frame, c);

@@ -220,12 +220,18 @@ static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u64 *clheap_tier_hint_at(CLHEAP_GLOBAL
     return (CLHEAP_GLOBAL clheap_u64 *)(h + CLHEAP_HDR_HINT_FIRST + 2u * (c * h[CLHEAP_HDR_HINT_SLOTS] + slot));
 }
 
+/* A hint's index (class * slots + slot), which orders its spare and its tracks. */
+static CLHEAP_INLINE clheap_u32 clheap_tier_hint_index(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL clheap_u64 *hint)
+{
+    return (clheap_u32)(((CLHEAP_GLOBAL clheap_u32 *)hint - h) - CLHEAP_HDR_HINT_FIRST) / 2u;
+}
+
 /* The spare word of a hint (see Spares above): after all the hints, one 32-bit word each. */
 static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u32 *clheap_tier_spare_of(CLHEAP_GLOBAL clheap_u32 *h,
                                                                     CLHEAP_GLOBAL clheap_u64 *hint)
 {
-    clheap_u32 index = (clheap_u32)(((CLHEAP_GLOBAL clheap_u32 *)hint - h) - CLHEAP_HDR_HINT_FIRST) / 2u;
-    return h + CLHEAP_HDR_SPARE_FIRST(h[CLHEAP_HDR_CLASS_COUNT], h[CLHEAP_HDR_HINT_SLOTS]) + index;
+    return h + CLHEAP_HDR_SPARE_FIRST(h[CLHEAP_HDR_CLASS_COUNT], h[CLHEAP_HDR_HINT_SLOTS]) +
+           clheap_tier_hint_index(h, hint);
 }
 
 /* Claims a free track of `hint` for its run at `run` (see Recycling), in a program that
@@ -238,8 +244,7 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_claim_track(CLHEAP_GLOBAL clheap_u32
 #if CLHEAP_ATOMICS64
     if (!CLHEAP_TIER_RECYCLE || !hint || h[CLHEAP_HDR_TIER_TYPED])
         return 0u;
-    clheap_u32 first = ((clheap_u32)(((CLHEAP_GLOBAL clheap_u32 *)hint - h) - CLHEAP_HDR_HINT_FIRST) / 2u) *
-                       CLHEAP_TIER_TRACK_SLOTS;
+    clheap_u32 first = clheap_tier_hint_index(h, hint) * CLHEAP_TIER_TRACK_SLOTS;
     CLHEAP_NO_UNROLL
     for (clheap_u32 k = 0; k < CLHEAP_TIER_TRACKS; k++) {
         CLHEAP_GLOBAL clheap_u64 *track = clheap_tier_track_at(h, first + k);
@@ -394,8 +399,7 @@ static CLHEAP_INLINE clheap_u32 clheap_tier_take_parked(CLHEAP_GLOBAL clheap_u32
 #if CLHEAP_ATOMICS64
     if (!CLHEAP_TIER_RECYCLE)
         return CLHEAP_BM_FAIL;
-    clheap_u32 first = (clheap_u32)(((CLHEAP_GLOBAL clheap_u32 *)hint - h) - CLHEAP_HDR_HINT_FIRST) / 2u *
-                       CLHEAP_TIER_TRACK_SLOTS, k = CLHEAP_TIER_TRACKS;
+    clheap_u32 first = clheap_tier_hint_index(h, hint) * CLHEAP_TIER_TRACK_SLOTS, k = CLHEAP_TIER_TRACKS;
     CLHEAP_GLOBAL clheap_u64 *tracks = clheap_tier_track_at(h, first);
     clheap_u64 seen = 0;
     for (clheap_u32 i = CLHEAP_TIER_TRACKS; i-- > 0;) { /* unrolled: the loads go together */
@@ -952,7 +956,8 @@ static CLHEAP_INLINE void clheap_tier_take_finish(CLHEAP_GLOBAL clheap_u32 *h, c
 #if CLHEAP_ATOMICS64 /* else nothing is parked */
             if (o->kind == CLHEAP_TIER_PARKED) { /* its blocks back in their class: tracked afresh */
                 clheap_fence_release(); /* the class stores before a stealer can act on the track */
-                clheap_add64(clheap_tier_track_at(h, o->anchor - 1u), 0u - (clheap_u64)(h[CLHEAP_HDR_CLASS_RUN + c] + 1u));
+                clheap_add64(clheap_tier_track_at(h, o->anchor - 1u),
+                             0u - (clheap_u64)(h[CLHEAP_HDR_CLASS_RUN + c] + 1u));
             }
 #endif
             if (o->kind >= CLHEAP_TIER_READY)

@@ -394,6 +394,41 @@ static void spare_run_is_opened_ahead_and_installed(void **state)
     core_heap_destroy(&heap);
 }
 
+/* A class with hints whose runs have several blocks of at least 8 slots (the recycling
+ * tests'). */
+static uint32_t multi_block_run_class(const uint32_t *h)
+{
+    uint32_t c = 0;
+    while (c < h[CLHEAP_HDR_CLASS_COUNT] && !(h[CLHEAP_HDR_CLASS_HINTS + c] && h[CLHEAP_HDR_CLASS_RUN + c] > 1u &&
+                                             h[CLHEAP_HDR_CLASS_CAPACITY + c] >= 8u))
+        c++;
+    assert_true(c < h[CLHEAP_HDR_CLASS_COUNT]);
+    return c;
+}
+
+/* Mallocs units[0, total + 1) of class c (every slot of hint 0's first run, then the next
+ * run's first) and returns the first run's first frame. */
+static uint32_t open_two_runs(core_heap *heap, uint32_t c, uint32_t *units)
+{
+    uint32_t *h = heap->words, total = clheap_tier_run_slots(h, c);
+    for (uint32_t i = 0; i < total + 1u; i++) {
+        units[i] = core_heap_malloc(heap, h[CLHEAP_HDR_CLASS_BYTES + c], 0);
+        assert_int_not_equal(units[i], 0);
+    }
+    uint32_t run = 0, cls = 0, incarnation = 0;
+    assert_int_equal(clheap_frame_locate(h, core_heap_pointer(heap, units[0]), &run, &cls, &incarnation), units[0]);
+    return run; /* runs start on their first slot */
+}
+
+/* After every object is freed: trimming leaves nothing live and every segment whole. */
+static void assert_trimmed_whole(core_heap *heap)
+{
+    core_heap_trim(heap);
+    clheap_heap_stats s = core_heap_sound(heap, NULL);
+    assert_int_equal(s.live_bytes, 0);
+    assert_int_equal(s.free_segments * s.segment_frames, heap->words[CLHEAP_HDR_FRAME_COUNT]); /* all whole again */
+}
+
 /* Recycling (cl/clheap_tier.h; on in this test's build): the blocks of a hint's tracked run
  * that empty are held (every slot taken, a free into one counted as a double free), and
  * the run whose last block empties is parked in its track without the page tier; the
@@ -403,23 +438,13 @@ static void emptied_run_is_parked_and_installed_again(void **state)
     (void)state;
     core_heap heap;
     make_heap(&heap, 64u << 20, 0);
-    uint32_t *h = heap.words, c = 0;
-    while (c < h[CLHEAP_HDR_CLASS_COUNT] && !(h[CLHEAP_HDR_CLASS_HINTS + c] && h[CLHEAP_HDR_CLASS_RUN + c] > 1u &&
-                                             h[CLHEAP_HDR_CLASS_CAPACITY + c] >= 8u))
-        c++; /* a class whose runs have several blocks */
-    assert_true(c < h[CLHEAP_HDR_CLASS_COUNT]);
+    uint32_t *h = heap.words, c = multi_block_run_class(h);
     uint32_t bytes = h[CLHEAP_HDR_CLASS_BYTES + c], total = clheap_tier_run_slots(h, c);
     uint32_t frames = h[CLHEAP_HDR_CLASS_FRAMES + c], capacity = h[CLHEAP_HDR_CLASS_CAPACITY + c];
     uint64_t *hint = clheap_tier_hint_at(h, c, 0);
     uint32_t *spare = clheap_tier_spare_of(h, hint), n = total + 1u, *units = calloc(2u * n, sizeof *units);
     assert_non_null(units);
-    for (uint32_t i = 0; i < n; i++) { /* the first run's every slot, then the next run's first */
-        units[i] = core_heap_malloc(&heap, bytes, 0);
-        assert_int_not_equal(units[i], 0);
-    }
-    uint32_t run, block = 0, cls = 0, incarnation = 0;
-    assert_int_equal(clheap_frame_locate(h, core_heap_pointer(&heap, units[0]), &block, &cls, &incarnation), units[0]);
-    run = block; /* the first run's first block: runs start on their first slot */
+    uint32_t run = open_two_runs(&heap, c, units);
     assert_int_not_equal((uint32_t)(*hint >> 32), run + 1u); /* used up: the hint hands out the next run */
     assert_int_equal(*spare, 0u); /* the next run took the spare opened ahead */
     uint32_t used = clheap_pages_used(h), doubles = h[CLHEAP_HDR_ERR_DOUBLE_FREE];
@@ -453,10 +478,7 @@ static void emptied_run_is_parked_and_installed_again(void **state)
     for (uint32_t i = total - 1u; i < 2u * n; i++)
         if (units[i] && i != total - 1u)
             core_heap_free_unit(&heap, units[i], 1);
-    core_heap_trim(&heap);
-    s = core_heap_sound(&heap, NULL);
-    assert_int_equal(s.live_bytes, 0);
-    assert_int_equal(s.free_segments * s.segment_frames, h[CLHEAP_HDR_FRAME_COUNT]); /* all whole again */
+    assert_trimmed_whole(&heap);
     free(units);
     core_heap_destroy(&heap);
 }
@@ -470,19 +492,12 @@ static void parked_run_goes_before_a_spare(void **state)
     (void)state;
     core_heap heap;
     make_heap(&heap, 64u << 20, 0);
-    uint32_t *h = heap.words, c = 0;
-    while (c < h[CLHEAP_HDR_CLASS_COUNT] && !(h[CLHEAP_HDR_CLASS_HINTS + c] && h[CLHEAP_HDR_CLASS_RUN + c] > 1u &&
-                                             h[CLHEAP_HDR_CLASS_CAPACITY + c] >= 8u))
-        c++; /* a class whose runs have several blocks */
-    assert_true(c < h[CLHEAP_HDR_CLASS_COUNT]);
-    uint32_t bytes = h[CLHEAP_HDR_CLASS_BYTES + c], total = clheap_tier_run_slots(h, c), m = 0;
+    uint32_t *h = heap.words, c = multi_block_run_class(h);
+    uint32_t bytes = h[CLHEAP_HDR_CLASS_BYTES + c], total = clheap_tier_run_slots(h, c), m = total + 1u;
     uint64_t *hint = clheap_tier_hint_at(h, c, 0);
     uint32_t *spare = clheap_tier_spare_of(h, hint), *units = calloc(4u * total + 4u, sizeof *units);
     assert_non_null(units);
-    while (m < total + 1u) /* the first run's every slot, then the next run's first */
-        units[m++] = core_heap_malloc(&heap, bytes, 0);
-    uint32_t run = 0, cls = 0, incarnation = 0;
-    assert_int_equal(clheap_frame_locate(h, core_heap_pointer(&heap, units[0]), &run, &cls, &incarnation), units[0]);
+    uint32_t run = open_two_runs(&heap, c, units);
     for (uint32_t i = 0; i + 1u < total; i++) /* a large launch's frees: all but the last block held */
         core_heap_free_unit(&heap, units[i], 1);
     while (!*spare && m < 2u * total) /* past a quarter of the next run: a spare opened ahead */
@@ -508,10 +523,7 @@ static void parked_run_goes_before_a_spare(void **state)
     core_heap_sound(&heap, NULL);
     for (uint32_t i = total; i < m; i++)
         core_heap_free_unit(&heap, units[i], 1);
-    core_heap_trim(&heap);
-    clheap_heap_stats s = core_heap_sound(&heap, NULL);
-    assert_int_equal(s.live_bytes, 0);
-    assert_int_equal(s.free_segments * s.segment_frames, h[CLHEAP_HDR_FRAME_COUNT]); /* all whole again */
+    assert_trimmed_whole(&heap);
     free(units);
     core_heap_destroy(&heap);
 }
