@@ -333,11 +333,6 @@ static CLHEAP_INLINE CLHEAP_SLOW_CALL void clheap_block_reclaim(CLHEAP_GLOBAL cl
 #error "CLHEAP_TIER_TRACKS: 1 to CLHEAP_TIER_TRACK_SLOTS (cl/clheap_config.h)"
 #endif
 
-/* A track's low word: bit 31 set once the last resort took the run's held blocks
- * (clheap_tier_steal), bits 0 - 30 the run's blocks that emptied. */
-#define CLHEAP_TIER_STOLEN 0x80000000u
-#define CLHEAP_TIER_EMPTIED_MASK 0x7FFFFFFFu
-
 /* Track slot `slot` (a hint's index * CLHEAP_TIER_TRACK_SLOTS + k): the word a block's
  * CLHEAP_BLOCK_WORD_ANCHOR names, less 1. */
 static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u64 *clheap_tier_track_at(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 slot)
@@ -346,26 +341,32 @@ static CLHEAP_INLINE CLHEAP_GLOBAL clheap_u64 *clheap_tier_track_at(CLHEAP_GLOBA
     return (CLHEAP_GLOBAL clheap_u64 *)(h + first + 2u * slot);
 }
 
-/* Releases the held block at `frame` of class c if this work-item takes it from HELD (a
- * stealer of its run, its run's completer and the block's own emptier may all try: one
- * CAS wins). Its slots stay taken (T2), and its incarnation was bumped when it was held. */
-static CLHEAP_INLINE void clheap_tier_release_held(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame, clheap_u32 c)
+/* Releases the block at `frame` of class c if this work-item takes it from held for the
+ * track `anchor` names (the block's own emptier, a stealer of its run and a stolen
+ * run's completer may all try: one CAS wins). Its slots stay taken (T2), and its
+ * incarnation was bumped when it was held. */
+static CLHEAP_INLINE void clheap_tier_release_held(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame, clheap_u32 c,
+                                                   clheap_u32 anchor)
 {
-    if (clheap_cas32(clheap_block_header(h, frame) + CLHEAP_BLOCK_WORD_CLASS, CLHEAP_TIER_HELD + c, 0u) !=
-        CLHEAP_TIER_HELD + c)
+    clheap_u32 held = CLHEAP_TIER_HELD_WORD(anchor, c);
+    if (clheap_cas32(clheap_block_header(h, frame) + CLHEAP_BLOCK_WORD_CLASS, held, 0u) != held)
         return;
     clheap_block_unlist(h, c, frame);
     clheap_fence_release(); /* the class before the frames' next owner writes */
     clheap_pages_release(h, frame, h[CLHEAP_HDR_CLASS_FRAMES + c]);
 }
 
-/* Releases every block of the run of class c at `run` that is still held. */
-static CLHEAP_INLINE void clheap_tier_release_run_held(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 run, clheap_u32 c)
+/* Releases every block of the run of class c at `run` still held for the track `anchor`
+ * names. Only while that track follows the run (a walking stealer's flag, or a stolen
+ * run's completer before it frees the track): a block of the run that was given back
+ * may now be another run's, held for another track, which the CAS leaves alone. */
+static CLHEAP_INLINE void clheap_tier_release_run_held(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 run, clheap_u32 c,
+                                                       clheap_u32 anchor)
 {
     clheap_u32 frames = h[CLHEAP_HDR_CLASS_FRAMES + c], end = run + h[CLHEAP_HDR_CLASS_RUN + c] * frames;
     CLHEAP_NO_UNROLL
     for (clheap_u32 b = run; b < end; b += frames)
-        clheap_tier_release_held(h, b, c);
+        clheap_tier_release_held(h, b, c, anchor);
 }
 
 /* Gives back a whole run of class c that this work-item owns (every block held or
@@ -389,17 +390,48 @@ static CLHEAP_INLINE void clheap_tier_drop_run(CLHEAP_GLOBAL clheap_u32 *h, clhe
     clheap_pages_release(h, run, blocks * frames);
 }
 
+#if CLHEAP_ATOMICS64
+/* A stealer that set the stolen flag on a run neither parked nor being installed: marks
+ * itself walking (a CAS, at most CLHEAP_TIER_CLOSE_TRIES tries, only while the count is
+ * short of RUN(c)), releases the run's held blocks, then clears the mark; if the run
+ * completed meanwhile its completer left the track to this work-item, which frees it.
+ * Why the mark: while it stands no completer frees the track, so no later run can be
+ * held for it while the walk runs. A stealer that cannot set it walks nothing: the
+ * completer does, before it frees the track. */
+static CLHEAP_INLINE void clheap_tier_steal_walk(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL clheap_u64 *track,
+                                                 clheap_u64 v, clheap_u32 c, clheap_u32 anchor)
+{
+    clheap_u32 tag = (clheap_u32)(v >> 32), blocks = h[CLHEAP_HDR_CLASS_RUN + c];
+    for (int tries = 0;; tries++) {
+        if (tries == CLHEAP_TIER_CLOSE_TRIES || (clheap_u32)(v >> 32) != tag ||
+            ((clheap_u32)v & CLHEAP_TIER_EMPTIED_MASK) >= blocks)
+            return;
+        clheap_u64 seen = clheap_cas64(track, v, v | CLHEAP_TIER_WALKING);
+        if (seen == v)
+            break;
+        v = seen;
+    }
+    clheap_fence_acquire(); /* the held stores of the blocks counted before the flag */
+    clheap_tier_release_run_held(h, tag - 1u, c, anchor);
+    clheap_u64 old = clheap_and64(track, ~(clheap_u64)CLHEAP_TIER_WALKING);
+    if (((clheap_u32)old & CLHEAP_TIER_EMPTIED_MASK) == blocks)
+        clheap_xchg64(track, 0); /* completed while this walked: every block released */
+}
+#endif
+
 /* Takes the held blocks of the run that track k of the hint at `index` follows (the last
- * resort, closing a hint): the flag first, so that the run's later emptiers give their
- * blocks back and its completer gives back the rest; then each held block, released (a
- * parked run, every block held, is this work-item's: dropped whole). If the run left the
- * track meanwhile the flag lands on a free track or a later run's (which then only gives
- * its blocks back), and nothing is released here; a run being installed again is left
- * to start stolen from. */
+ * resort, closing a hint): the stolen flag first (an OR: there is one stealer, the one
+ * that set it), so that the run's later emptiers give their blocks back and its
+ * completer frees the track; then each held block, released (clheap_tier_steal_walk). A
+ * parked run, every block held, is this work-item's: the track freed, the run dropped
+ * whole. If the run left the track meanwhile the flag lands on a free track or a later
+ * run's (which then only gives its blocks back), and nothing is released here; a run
+ * being installed again is left to start stolen from (its installer unholds every block). */
 static CLHEAP_INLINE void clheap_tier_steal(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 index, clheap_u32 k)
 {
 #if CLHEAP_ATOMICS64
-    CLHEAP_GLOBAL clheap_u64 *track = clheap_tier_track_at(h, index * CLHEAP_TIER_TRACK_SLOTS + k);
+    clheap_u32 anchor = index * CLHEAP_TIER_TRACK_SLOTS + k + 1u;
+    CLHEAP_GLOBAL clheap_u64 *track = clheap_tier_track_at(h, anchor - 1u);
     clheap_u64 v = clheap_load64(track);
     if (!(v >> 32) || (v & CLHEAP_TIER_STOLEN))
         return;
@@ -410,14 +442,14 @@ static CLHEAP_INLINE void clheap_tier_steal(CLHEAP_GLOBAL clheap_u32 *h, clheap_
     clheap_u32 counted = (clheap_u32)old & CLHEAP_TIER_EMPTIED_MASK;
     if (counted > h[CLHEAP_HDR_CLASS_RUN + c])
         return; /* being installed again: it starts stolen from (its emptiers give back) */
-    int parked = counted == h[CLHEAP_HDR_CLASS_RUN + c];
-    if (parked && (clheap_xchg64(track, 0) >> 32) != (v >> 32))
+    if (counted < h[CLHEAP_HDR_CLASS_RUN + c]) {
+        clheap_tier_steal_walk(h, track, old | CLHEAP_TIER_STOLEN, c, anchor);
+        return;
+    }
+    if ((clheap_xchg64(track, 0) >> 32) != (v >> 32))
         return; /* not by T6: a parked run is the stealer's once flagged */
-    clheap_fence_acquire(); /* the HELD stores of the blocks counted before the flag */
-    if (parked)
-        clheap_tier_drop_run(h, (clheap_u32)(v >> 32) - 1u, c); /* every block held, and this work-item's */
-    else
-        clheap_tier_release_run_held(h, (clheap_u32)(v >> 32) - 1u, c);
+    clheap_fence_acquire(); /* the held stores of its blocks, released before their counts */
+    clheap_tier_drop_run(h, (clheap_u32)(v >> 32) - 1u, c); /* every block held, and this work-item's */
 #else
     (void)h;
     (void)index;
@@ -430,12 +462,13 @@ static CLHEAP_INLINE void clheap_tier_steal(CLHEAP_GLOBAL clheap_u32 *h, clheap_
  * stolen from). The add that makes the count RUN(c) completes the run: every block
  * counted, so every one held since its own add, and no other add can come (T6). A
  * complete run stays parked in its track, for its hint's next crossing
- * (clheap_tier_take_parked) or the last resort; a stolen one frees its track and gives
- * back what is still held. Why parked and not given back or made a spare there: a
- * launch that frees runs whole completes several a hint, and a completer that wrote
- * every block of its run made the launch's end wait for it. */
+ * (clheap_tier_take_parked) or the last resort. A stolen one's completer releases what
+ * is still held (blocks counted before the flag that no walking stealer released), then
+ * frees the track; while a stealer walks, it leaves both to it. Why parked and not given
+ * back or made a spare there: a launch that frees runs whole completes several a hint,
+ * and a completer that wrote every block of its run made the launch's end wait for it. */
 static CLHEAP_INLINE int clheap_tier_count_held(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL clheap_u64 *track,
-                                                clheap_u32 tag, clheap_u32 c)
+                                                clheap_u32 tag, clheap_u32 c, clheap_u32 anchor)
 {
 #if CLHEAP_ATOMICS64
     clheap_u64 old = clheap_add64(track, 1u);
@@ -445,10 +478,12 @@ static CLHEAP_INLINE int clheap_tier_count_held(CLHEAP_GLOBAL clheap_u32 *h, CLH
     }
     if (((clheap_u32)old & CLHEAP_TIER_EMPTIED_MASK) + 1u != h[CLHEAP_HDR_CLASS_RUN + c])
         return (old & CLHEAP_TIER_STOLEN) == 0;
-    if (old & CLHEAP_TIER_STOLEN) { /* its stealer left the rest, and the track, to the completer */
-        clheap_fence_acquire(); /* the other blocks' HELD stores, released before their adds */
-        clheap_xchg64(track, 0);
-        clheap_tier_release_run_held(h, tag - 1u, c);
+    if (old & CLHEAP_TIER_WALKING)
+        return 0; /* its stealer frees the track when its walk ends */
+    if (old & CLHEAP_TIER_STOLEN) {
+        clheap_fence_acquire(); /* the other blocks' held stores, released before their adds */
+        clheap_tier_release_run_held(h, tag - 1u, c, anchor); /* this block's too */
+        clheap_xchg64(track, 0); /* after the walk: no later run is held for the track during it */
     }
     else if (!clheap_load32(h + CLHEAP_HDR_RUNS_OPEN))
         clheap_store32(h + CLHEAP_HDR_RUNS_OPEN, 1u); /* a parked run for clheap_tier_close_all */
@@ -458,6 +493,7 @@ static CLHEAP_INLINE int clheap_tier_count_held(CLHEAP_GLOBAL clheap_u32 *h, CLH
     (void)track;
     (void)tag;
     (void)c;
+    (void)anchor;
     return 0;
 #endif
 }
@@ -477,10 +513,10 @@ static CLHEAP_INLINE CLHEAP_SLOW_CALL void clheap_block_emptied(CLHEAP_GLOBAL cl
         return;
     }
     clheap_u32 tag = clheap_load32(header + CLHEAP_BLOCK_WORD_RUN);
-    clheap_block_retire(h, frame, c, active, CLHEAP_TIER_HELD + c);
-    clheap_fence_release(); /* HELD before the count that a completer or stealer reads */
-    if (!clheap_tier_count_held(h, clheap_tier_track_at(h, anchor - 1u), tag, c))
-        clheap_tier_release_held(h, frame, c);
+    clheap_block_retire(h, frame, c, active, CLHEAP_TIER_HELD_WORD(anchor, c));
+    clheap_fence_release(); /* held before the count that a completer or stealer reads */
+    if (!clheap_tier_count_held(h, clheap_tier_track_at(h, anchor - 1u), tag, c, anchor))
+        clheap_tier_release_held(h, frame, c, anchor);
 }
 
 /* After the AND that freed `bits` of the block at `frame` of class c found `old`

@@ -13,7 +13,7 @@
 
 #define CLHEAP_UNIT 16u
 #define CLHEAP_MAGIC 0x50484c43u /* "CLHP" */
-#define CLHEAP_LAYOUT_VERSION 17u
+#define CLHEAP_LAYOUT_VERSION 18u
 
 /* Allocator kinds (CLHEAP_KIND_*) and the device's error counter words (CLHEAP_HDR_ERR_*):
  * generated, with the C API's names for them, from cmake/vocabulary.cmake. */
@@ -108,10 +108,14 @@
 #define CLHEAP_HDR_SPARE_FIRST(classes, slots) (CLHEAP_HDR_HINT_FIRST + 2u * (classes) * (slots))
 /* After the spares (on an even word), CLHEAP_TIER_TRACK_SLOTS 64-bit track words per hint,
  * in the same order: 0, or a run whose emptied blocks are held for it (cl/clheap_tier.h,
- * "Recycling"): high word its first frame + 1, low word the blocks that emptied (bit 31:
- * stolen from). A program claims the first CLHEAP_TIER_TRACKS of them (cl/clheap_config.h);
- * every program steals from all of them. */
+ * "Recycling"): high word its first frame + 1, low word the blocks that emptied
+ * (CLHEAP_TIER_EMPTIED_MASK) and two flags: stolen from, and a stealer still releasing
+ * the run's held blocks (never set between kernels). A program claims the first
+ * CLHEAP_TIER_TRACKS of them (cl/clheap_config.h); every program steals from all of them. */
 #define CLHEAP_TIER_TRACK_SLOTS 8u
+#define CLHEAP_TIER_STOLEN 0x80000000u
+#define CLHEAP_TIER_WALKING 0x40000000u
+#define CLHEAP_TIER_EMPTIED_MASK 0x3FFFFFFFu
 #define CLHEAP_HDR_TRACK_FIRST(classes, slots) ((CLHEAP_HDR_SPARE_FIRST(classes, slots) + (classes) * (slots) + 1u) / 2u * 2u)
 #define CLHEAP_TIER_HINT_WORDS(classes, slots) ((3u + 2u * CLHEAP_TIER_TRACK_SLOTS) * (classes) * (slots) + 1u)
 /* TierAlloc: the frames the page tier has handed out (cl/clheap_pages.h, P5), the sum
@@ -156,8 +160,18 @@
  * 5 the run's first frame + 1, word 7 its track's slot + 1 (0 in every other block). */
 #define CLHEAP_BLOCK_WORD_RUN 5
 #define CLHEAP_BLOCK_WORD_ANCHOR 7
-/* TierAlloc: the class word of an emptied block held for its run (HELD + its class). */
-#define CLHEAP_TIER_HELD 0x484C4400u /* "HLD" */
+/* TierAlloc: the class word of an emptied block held for its run: CLHEAP_TIER_HELD in
+ * bits 25 - 31, the slot of the track it is held for (its anchor - 1, below 2^20: 32
+ * classes x 4096 hint slots x 8 tracks) in bits 5 - 24, its class in bits 0 - 4. Why the
+ * track in the word: the stealers and the completer of a run release its held blocks
+ * with one CAS of this word, which then cannot take a block that a later run reusing
+ * the frames holds for another track. */
+#define CLHEAP_TIER_HELD 0x48000000u /* "H" */
+#define CLHEAP_TIER_HELD_MASK 0xFE000000u
+#define CLHEAP_TIER_HELD_WORD(anchor, c) (CLHEAP_TIER_HELD | ((anchor) - 1u) << 5 | (c))
+#define CLHEAP_TIER_IS_HELD(word) (((word) & CLHEAP_TIER_HELD_MASK) == CLHEAP_TIER_HELD)
+#define CLHEAP_TIER_HELD_CLASS(word) ((word) & 31u)
+#define CLHEAP_TIER_HELD_ANCHOR(word) ((((word) >> 5) & 0xFFFFFu) + 1u)
 /* TierAlloc: the class word of a large allocation's first frame (no block has it); its
  * word CLHEAP_BLOCK_WORD_ITER holds the allocation's length in frames, and word
  * CLHEAP_BLOCK_WORD_OFFSET the units from the frame to the pointer malloc returned

@@ -125,16 +125,21 @@
  * headers), and every block of the run carries the track's slot + 1 (its anchor, word 7)
  * and the tag (word 5); a run no track took has anchor 0. A block whose anchor names a
  * track and that empties (its invalidation succeeded: every slot taken) is held, not
- * given back: its class word becomes CLHEAP_TIER_HELD + c, so a free into it is refused
- * as no block's, then one add counts it in its track. The add that counts the run's last
+ * given back: its class word becomes held for its track (CLHEAP_TIER_HELD_WORD), so a
+ * free into it is refused as no block's, then one add counts it in its track. The add that counts the run's last
  * block leaves the run parked: complete, every block held, still in its track. The
  * hint's next crossing takes a parked run before any spare (a CAS that marks the track
  * being installed, count RUN(c) + 1), its warp's lanes put the blocks back in their
  * class (clheap_tier_unhold), and an add returns the count to 0: tracked afresh, no
  * page-tier take, no headers. The last resort and clheap_heap_trim, closing a hint,
  * steal from its tracks (clheap_tier_steal): an OR sets the flag, then the held blocks
- * are released one by one, or a parked run dropped whole with one release; a stolen
- * run's later emptiers give their blocks back, and its completer frees the track. Why:
+ * are released one by one (the stealer marked walking meanwhile), or a parked run dropped
+ * whole with one release; a stolen run's later emptiers give their blocks back, and its
+ * completer releases what no stealer did, then frees the track. A block is released by a
+ * CAS from held for its track, so a walk over a stolen run's frames never takes a block
+ * that a later run, reusing frames the stolen run gave back, holds for another track;
+ * and no track is freed while a walk over its run goes on (the walking mark, or the
+ * completer walks first), so no later run is held for the same track meanwhile. Why:
  * in launches that malloc and free in a loop, a hint's runs are used up within a few
  * rounds, and each opening (a page-tier take among the fallbacks' and frees' own, then
  * the headers) kept the hint busy while its requests fell back; the blocks of the
@@ -147,7 +152,9 @@
  * every block's class, one load after another, at the end of launches that free runs
  * whole.) Why parked and not a spare or given back at once: a launch that frees runs
  * whole completed several a hint, and a completer that wrote every block of its run made
- * the launch's end wait (docs/performance.md, "Recycling runs").
+ * the launch's end wait (docs/performance.md, "Recycling runs"). (A stolen run's
+ * completer once released every block of its frames held for its class, whatever the
+ * track: after a trim, a game of life on PoCL lost a later run's held blocks that way.)
  *
  * Invariants when no kernel runs (verified by clheap_heap_check), beyond those of the
  * blocks and the pages:
@@ -167,11 +174,13 @@
  *       unsettled (so is an empty block not yet given back, kept or not); a mark on a
  *       frame that starts no block, or a block settled since, is stale and harmless (a
  *       settler reads the class first).
- *   T5  a held block (class CLHEAP_TIER_HELD + c) has every slot set and is listed in
- *       its class's allocated bitmap; the track its anchor (word 7) names follows its
- *       run (word 5), a track of a hint of class c; a spare's blocks are of class c.
- *   T6  a track that follows a run has counted at most RUN(c) of its blocks, and, unless
- *       stolen from, exactly the held ones whose anchor names it (RUN(c): parked); every
+ *   T5  a held block (class word CLHEAP_TIER_HELD_WORD(anchor, c)) has every slot set
+ *       and is listed in its class's allocated bitmap; its anchor (word 7) is the one
+ *       its class word names, and that track follows its run (word 5), a track of a
+ *       hint of class c; a spare's blocks are of class c.
+ *   T6  a track that follows a run has counted at most RUN(c) of its blocks, is not
+ *       marked walking, and counts exactly the held ones whose anchor names it (RUN(c):
+ *       parked), or, stolen from, at least them; every
  *       block whose anchor names a track belongs to the run it follows.
  *
  * Linearisation points: small malloc from a run, the add on the hint; otherwise the OR
@@ -182,9 +191,10 @@
  * storing a spare, its CAS from 0; taking one, the exchange that reads it (one taker);
  * recycling: claiming a track, its CAS; holding a block, its count's add (the RUN(c)-th
  * parks the run); taking a parked run, the CAS to RUN(c) + 1; stealing, the OR of the
- * flag (a held block is released by a CAS of its class from HELD, which its stealer,
- * its own emptier and a stolen run's completer may all try; a parked run is its
- * stealer's, and its exchange frees the track);
+ * flag (a held block is released by a CAS of its class from held for its track, which
+ * its stealer, its own emptier and a stolen run's completer may all try; a parked run
+ * is its stealer's, and its exchange frees the track; a walking stealer's mark, its CAS,
+ * and its end, the AND that clears it);
  * large malloc, the page tier's take; large free, the CAS of the first frame's class
  * from LARGE to 0 (so of two frees of one allocation exactly one succeeds, the other
  * is counted); settling, the exchange that takes a container's marks (each mark has
@@ -208,8 +218,8 @@
  * any block can empty); a held block's class, incarnation and seal are written, then
  * clheap_fence_release, then its count's add; the adds form one release sequence on the
  * track, so the crossing whose CAS reads the parked count (then clheap_fence_acquire)
- * sees every block held, and a stealer's OR (then clheap_fence_acquire) every counted
- * block's HELD. The crossing's lanes put the blocks back in their class, each lane then
+ * sees every block held, and a walking stealer's CAS (then clheap_fence_acquire) every
+ * counted block's held word. The crossing's lanes put the blocks back in their class, each lane then
  * clheap_fence_release and the warp sync, then clheap_fence_release and the add that
  * tracks the run afresh: a stealer that reads that add sees no block of the run held
  * from before. */

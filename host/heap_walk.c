@@ -295,8 +295,8 @@ static clheap_status walk_pages(const uint32_t *w, uint8_t *free_map, clheap_hea
     return CLHEAP_SUCCESS;
 }
 
-/* A block held for its run (cl/clheap_tier.h, T5): every slot taken, and its anchor names
- * a track of a hint of its class that follows its run. */
+/* A block held for its run (cl/clheap_tier.h, T5): every slot taken, and its anchor, the
+ * one its class word names, names a track of a hint of its class that follows its run. */
 static clheap_status check_held(const uint32_t *w, uint32_t f, uint32_t c, uint64_t alloc, char *what, size_t len)
 {
     const uint32_t *hd = block_header(w, f);
@@ -304,17 +304,20 @@ static clheap_status check_held(const uint32_t *w, uint32_t f, uint32_t c, uint6
     uint32_t anchor = hd[CLHEAP_BLOCK_WORD_ANCHOR], run = hd[CLHEAP_BLOCK_WORD_RUN];
     if (alloc != ~0ull)
         return clheap_report_violation(what, len, "held block at frame %u has free slots", f);
-    if (anchor == 0 || anchor > tracks || (anchor - 1) / CLHEAP_TIER_TRACK_SLOTS / slots != c)
-        return clheap_report_violation(what, len, "held block at frame %u (class %u) names track %u", f, c, anchor);
+    if (anchor == 0 || anchor > tracks || (anchor - 1) / CLHEAP_TIER_TRACK_SLOTS / slots != c ||
+        CLHEAP_TIER_HELD_ANCHOR(hd[CLHEAP_BLOCK_WORD_CLASS]) != anchor)
+        return clheap_report_violation(what, len, "held block at frame %u (class %u) names track %u, held for %u", f, c,
+                                       anchor, CLHEAP_TIER_HELD_ANCHOR(hd[CLHEAP_BLOCK_WORD_CLASS]));
     if (w[CLHEAP_HDR_TRACK_FIRST((uint64_t)w[CLHEAP_HDR_CLASS_COUNT], slots) + 2 * ((uint64_t)anchor - 1) + 1] == run)
         return CLHEAP_SUCCESS;
     return clheap_report_violation(what, len, "held block at frame %u: its run (frame %u) is not tracked", f, run - 1);
 }
 
 /* TierAlloc's tracks (cl/clheap_tier.h, T6): a track that follows a run, of its hint's
- * class, has counted at most the run's blocks (all of them: parked), and, unless stolen
- * from, exactly those of them held with their anchor naming it (a stolen run's emptiers
- * gave theirs back). */
+ * class, has counted at most the run's blocks (all of them: parked), no stealer is
+ * marked walking, and exactly those of them are held for it, or, stolen from, at most
+ * those (a stolen run's emptiers gave theirs back; its stealer released the others,
+ * unless it could not mark itself walking: then the completer does). */
 static clheap_status walk_tracks(const uint32_t *w, char *what, size_t len)
 {
     uint64_t classes = w[CLHEAP_HDR_CLASS_COUNT], slots = w[CLHEAP_HDR_HINT_SLOTS];
@@ -325,15 +328,17 @@ static clheap_status walk_tracks(const uint32_t *w, char *what, size_t len)
         if (tag == 0)
             continue;
         if ((uint64_t)tag - 1 + (uint64_t)blocks * per_block > w[CLHEAP_HDR_FRAME_COUNT] ||
-            (low & 0x7FFFFFFFu) > blocks)
-            return clheap_report_violation(what, len, "track %llu: run at frame %u, %u of %u blocks counted",
-                                           (unsigned long long)i, tag - 1, low & 0x7FFFFFFFu, blocks);
+            (low & CLHEAP_TIER_EMPTIED_MASK) > blocks || (low & CLHEAP_TIER_WALKING))
+            return clheap_report_violation(what, len, "track %llu: run at frame %u, %u of %u blocks counted%s",
+                                           (unsigned long long)i, tag - 1, low & CLHEAP_TIER_EMPTIED_MASK, blocks,
+                                           (low & CLHEAP_TIER_WALKING) ? ", a stealer still walking" : "");
         for (uint32_t b = 0; b < blocks; b++) {
             const uint32_t *hd = block_header(w, tag - 1 + b * per_block);
-            held += hd[CLHEAP_BLOCK_WORD_CLASS] == CLHEAP_TIER_HELD + c && hd[CLHEAP_BLOCK_WORD_ANCHOR] == i + 1 &&
+            held += hd[CLHEAP_BLOCK_WORD_CLASS] == CLHEAP_TIER_HELD_WORD((uint32_t)i + 1, c) &&
+                    hd[CLHEAP_BLOCK_WORD_ANCHOR] == i + 1 &&
                     hd[CLHEAP_BLOCK_WORD_RUN] == tag;
         }
-        if (held != ((low & 0x80000000u) ? 0u : low))
+        if ((low & CLHEAP_TIER_STOLEN) ? held > (low & CLHEAP_TIER_EMPTIED_MASK) : held != low)
             return clheap_report_violation(what, len, "track %llu (run at frame %u) counts %u blocks, %u held for it",
                                            (unsigned long long)i, tag - 1, low, held);
     }
@@ -382,10 +387,10 @@ static clheap_status walk_blocks(const uint32_t *w, const uint8_t *free_map, clh
             f += m;
             continue;
         }
-        int held = free_map && cls >= CLHEAP_TIER_HELD && cls - CLHEAP_TIER_HELD < classes;
+        int held = free_map && CLHEAP_TIER_IS_HELD(cls) && CLHEAP_TIER_HELD_CLASS(cls) < classes;
         if (!held && (cls == 0 || cls > classes))
             return clheap_report_violation(what, len, "frame %u is neither free nor the start of a block (class %u)", f, cls);
-        uint32_t c = held ? cls - CLHEAP_TIER_HELD : cls - 1, m = w[CLHEAP_HDR_CLASS_FRAMES + c];
+        uint32_t c = held ? CLHEAP_TIER_HELD_CLASS(cls) : cls - 1, m = w[CLHEAP_HDR_CLASS_FRAMES + c];
         if (f + m > frames || hd[CLHEAP_BLOCK_WORD_OWNER] != f)
             return clheap_report_violation(what, len, "block at frame %u (class %u) runs past the pool or names owner %u", f, c,
                              hd[CLHEAP_BLOCK_WORD_OWNER]);

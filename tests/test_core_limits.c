@@ -450,7 +450,9 @@ static void emptied_run_is_parked_and_installed_again(void **state)
     uint32_t used = clheap_pages_used(h), doubles = h[CLHEAP_HDR_ERR_DOUBLE_FREE];
     for (uint32_t i = 0; i + 1u < total; i++) /* a large launch's frees (group 1): settled at once */
         core_heap_free_unit(&heap, units[i], 1);
-    assert_int_equal(*clheap_block_header(h, run), CLHEAP_TIER_HELD + c); /* emptied: held */
+    uint32_t anchor = clheap_block_header(h, run)[CLHEAP_BLOCK_WORD_ANCHOR];
+    assert_int_not_equal(anchor, 0u);
+    assert_int_equal(*clheap_block_header(h, run), CLHEAP_TIER_HELD_WORD(anchor, c)); /* emptied: held */
     assert_int_equal(*clheap_block_alloc_bits(h, run), ~(clheap_u64)0);
     assert_int_equal(clheap_pages_used(h), used); /* nothing given back */
     core_heap_free_unit(&heap, units[0], 1); /* a double free into a held block */
@@ -458,8 +460,6 @@ static void emptied_run_is_parked_and_installed_again(void **state)
     assert_int_equal(*clheap_block_alloc_bits(h, run), ~(clheap_u64)0);
     core_heap_sound(&heap, NULL);
     core_heap_free_unit(&heap, units[total - 1u], 1); /* the run's last block empties */
-    uint32_t anchor = clheap_block_header(h, run)[CLHEAP_BLOCK_WORD_ANCHOR];
-    assert_int_not_equal(anchor, 0u);
     assert_int_equal(*clheap_tier_track_at(h, anchor - 1u), /* parked: every block counted */
                      ((uint64_t)(run + 1u) << 32) | h[CLHEAP_HDR_CLASS_RUN + c]);
     assert_int_equal(*spare, 0u);
@@ -525,6 +525,78 @@ static void parked_run_goes_before_a_spare(void **state)
         core_heap_free_unit(&heap, units[i], 1);
     assert_trimmed_whole(&heap);
     free(units);
+    core_heap_destroy(&heap);
+}
+
+/* Mallocs n objects of class c into units, as work-group `group` (its hint slot). */
+static void malloc_class(core_heap *heap, uint32_t c, uint32_t n, uint32_t *units, uint32_t group)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        units[i] = core_heap_malloc(heap, heap->words[CLHEAP_HDR_CLASS_BYTES + c], group);
+        assert_int_not_equal(units[i], 0);
+    }
+}
+
+/* Frees units [from, to) as a large launch does (settled at once). */
+static void free_range(core_heap *heap, const uint32_t *units, uint32_t from, uint32_t to)
+{
+    for (uint32_t i = from; i < to; i++)
+        core_heap_free_unit(heap, units[i], 1);
+}
+
+/* The first frame of the block that holds `unit`, and its anchor. */
+static uint32_t frame_of(core_heap *heap, uint32_t unit, uint32_t *anchor)
+{
+    uint32_t frame = 0, cls = 0, incarnation = 0;
+    assert_int_equal(clheap_frame_locate(heap->words, core_heap_pointer(heap, unit), &frame, &cls, &incarnation), unit);
+    *anchor = clheap_block_header(heap->words, frame)[CLHEAP_BLOCK_WORD_ANCHOR];
+    assert_int_not_equal(*anchor, 0u);
+    return frame;
+}
+
+/* A stolen run whose frames a later run reuses (cl/clheap_tier.h, "Recycling"). Runs X
+ * (hint slot 1) and A (slot 0), two blocks each, side by side, one object in each first
+ * block; a trim steals both and closes their hints, so their second blocks empty and go
+ * back. Run B (slot 0 again) opens against A's first block, on A's second, and holds
+ * that block for its own track once its slots are freed. When A's straggling first
+ * block empties, A's completer gives back what A still holds and frees A's track, and
+ * leaves B's held block alone (a completer once released every block of its run's
+ * frames held for the class: a game of life lost a later run's held block that way).
+ * The page tier places small-tier runs of under a segment near the low end, against a
+ * frame in use (cl/clheap_pages.h), which the setup's assertions check; one object a run
+ * opens no spare ahead. */
+static void stolen_run_leaves_a_later_runs_block(void **state)
+{
+    (void)state;
+    core_heap heap;
+    make_heap(&heap, 16u << 20, 0); /* runs of two 8-frame blocks (128 B slots) */
+    uint32_t *h = heap.words, c = clheap_class_for(h, 128);
+    uint32_t frames = h[CLHEAP_HDR_CLASS_FRAMES + c], capacity = h[CLHEAP_HDR_CLASS_CAPACITY + c];
+    assert_int_equal(h[CLHEAP_HDR_CLASS_RUN + c], 2u);
+    assert_true(h[CLHEAP_HDR_CLASS_HINTS + c] >= 2u && capacity <= 128u);
+    uint32_t x, a, b[128] = {0}, anchor_x, anchor_a, anchor_b;
+    malloc_class(&heap, c, 1, &x, 1);
+    malloc_class(&heap, c, 1, &a, 0);
+    uint32_t run_x = frame_of(&heap, x, &anchor_x), run_a = frame_of(&heap, a, &anchor_a);
+    assert_int_equal(run_a, run_x + 2u * frames);
+    core_heap_trim(&heap); /* both stolen; their second blocks empty and go back */
+    assert_int_equal(*clheap_tier_track_at(h, anchor_a - 1u), ((uint64_t)(run_a + 1u) << 32) | CLHEAP_TIER_STOLEN | 1u);
+    assert_int_equal(*clheap_block_header(h, run_a + frames), 0u);
+    malloc_class(&heap, c, capacity, b, 0); /* run B, its first block handed out whole */
+    uint32_t run_b = frame_of(&heap, b[0], &anchor_b);
+    assert_int_equal(run_b, run_a + frames);
+    assert_int_not_equal(anchor_b, anchor_a);
+    free_range(&heap, b, 0, capacity); /* B's first block, A's second frames: held */
+    assert_int_equal(*clheap_block_header(h, run_b), CLHEAP_TIER_HELD_WORD(anchor_b, c));
+    core_heap_sound(&heap, NULL);
+    free_range(&heap, &a, 0, 1); /* A's first block empties: A completes */
+    free_range(&heap, &x, 0, 1);
+    assert_int_equal(*clheap_tier_track_at(h, anchor_a - 1u) >> 32, 0u); /* A's track free */
+    assert_int_equal(*clheap_block_header(h, run_a), 0u);               /* A's block given back */
+    assert_int_equal(*clheap_block_header(h, run_b), CLHEAP_TIER_HELD_WORD(anchor_b, c)); /* B's, still held */
+    assert_int_equal(*clheap_tier_track_at(h, anchor_b - 1u), ((uint64_t)(run_b + 1u) << 32) | 1u);
+    core_heap_sound(&heap, NULL);
+    assert_trimmed_whole(&heap);
     core_heap_destroy(&heap);
 }
 
@@ -708,6 +780,7 @@ int main(void)
         cmocka_unit_test(spare_run_is_opened_ahead_and_installed),
         cmocka_unit_test(emptied_run_is_parked_and_installed_again),
         cmocka_unit_test(parked_run_goes_before_a_spare),
+        cmocka_unit_test(stolen_run_leaves_a_later_runs_block),
         cmocka_unit_test(emptied_block_is_kept_until_the_pool_runs_short),
         cmocka_unit_test(growth_and_create_agree_on_the_largest_heap),
     };
