@@ -391,38 +391,41 @@ static CLHEAP_INLINE void clheap_tier_drop_run(CLHEAP_GLOBAL clheap_u32 *h, clhe
 }
 
 #if CLHEAP_ATOMICS64
-/* A stealer that set the stolen flag on a run neither parked nor being installed: marks
- * itself walking (a CAS, at most CLHEAP_TIER_CLOSE_TRIES tries, only while the count is
- * short of RUN(c)), releases the run's held blocks, then clears the mark; if the run
- * completed meanwhile its completer left the track to this work-item, which frees it.
- * Why the mark: while it stands no completer frees the track, so no later run can be
- * held for it while the walk runs. A stealer that cannot set it walks nothing: the
- * completer does, before it frees the track. */
-static CLHEAP_INLINE void clheap_tier_steal_walk(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL clheap_u64 *track,
-                                                 clheap_u64 v, clheap_u32 c, clheap_u32 anchor)
+/* The walking mark of a stealer that set the stolen flag on a run neither parked nor
+ * being installed (`v`, the track as the flag left it): a CAS, at most
+ * CLHEAP_TIER_CLOSE_TRIES tries, only while the run's count is short of its `blocks`.
+ * Returns whether it is set. Why the mark: while it stands no completer frees the track,
+ * so no later run can be held for the track while the stealer walks its run. A stealer
+ * that cannot set it walks nothing: the completer does, before it frees the track. */
+static CLHEAP_INLINE int clheap_tier_walk_begin(CLHEAP_GLOBAL clheap_u64 *track, clheap_u64 v, clheap_u32 blocks)
 {
-    clheap_u32 tag = (clheap_u32)(v >> 32), blocks = h[CLHEAP_HDR_CLASS_RUN + c];
-    for (int tries = 0;; tries++) {
-        if (tries == CLHEAP_TIER_CLOSE_TRIES || (clheap_u32)(v >> 32) != tag ||
-            ((clheap_u32)v & CLHEAP_TIER_EMPTIED_MASK) >= blocks)
-            return;
+    clheap_u32 tag = (clheap_u32)(v >> 32);
+    for (int tries = 0; tries < CLHEAP_TIER_CLOSE_TRIES; tries++) {
+        if ((clheap_u32)(v >> 32) != tag || ((clheap_u32)v & CLHEAP_TIER_EMPTIED_MASK) >= blocks)
+            return 0;
         clheap_u64 seen = clheap_cas64(track, v, v | CLHEAP_TIER_WALKING);
         if (seen == v)
-            break;
+            return 1;
         v = seen;
     }
-    clheap_fence_acquire(); /* the held stores of the blocks counted before the flag */
-    clheap_tier_release_run_held(h, tag - 1u, c, anchor);
+    return 0;
+}
+
+/* Clears a walking mark; if the run completed meanwhile, its completer left the track to
+ * the walker, which frees it (every block was released: by its emptier after the flag,
+ * or by the walk). */
+static CLHEAP_INLINE void clheap_tier_walk_end(CLHEAP_GLOBAL clheap_u64 *track, clheap_u32 blocks)
+{
     clheap_u64 old = clheap_and64(track, ~(clheap_u64)CLHEAP_TIER_WALKING);
     if (((clheap_u32)old & CLHEAP_TIER_EMPTIED_MASK) == blocks)
-        clheap_xchg64(track, 0); /* completed while this walked: every block released */
+        clheap_xchg64(track, 0);
 }
 #endif
 
 /* Takes the held blocks of the run that track k of the hint at `index` follows (the last
  * resort, closing a hint): the stolen flag first (an OR: there is one stealer, the one
  * that set it), so that the run's later emptiers give their blocks back and its
- * completer frees the track; then each held block, released (clheap_tier_steal_walk). A
+ * completer frees the track; then each held block, released (clheap_tier_walk_begin). A
  * parked run, every block held, is this work-item's: the track freed, the run dropped
  * whole. If the run left the track meanwhile the flag lands on a free track or a later
  * run's (which then only gives its blocks back), and nothing is released here; a run
@@ -435,21 +438,26 @@ static CLHEAP_INLINE void clheap_tier_steal(CLHEAP_GLOBAL clheap_u32 *h, clheap_
     clheap_u64 v = clheap_load64(track);
     if (!(v >> 32) || (v & CLHEAP_TIER_STOLEN))
         return;
-    clheap_u32 c = index / h[CLHEAP_HDR_HINT_SLOTS];
+    clheap_u32 c = index / h[CLHEAP_HDR_HINT_SLOTS], blocks = h[CLHEAP_HDR_CLASS_RUN + c];
+    clheap_u32 run = (clheap_u32)(v >> 32) - 1u;
     clheap_u64 old = clheap_or64(track, CLHEAP_TIER_STOLEN);
     if ((old >> 32) != (v >> 32) || (old & CLHEAP_TIER_STOLEN))
         return;
     clheap_u32 counted = (clheap_u32)old & CLHEAP_TIER_EMPTIED_MASK;
-    if (counted > h[CLHEAP_HDR_CLASS_RUN + c])
+    if (counted > blocks)
         return; /* being installed again: it starts stolen from (its emptiers give back) */
-    if (counted < h[CLHEAP_HDR_CLASS_RUN + c]) {
-        clheap_tier_steal_walk(h, track, old | CLHEAP_TIER_STOLEN, c, anchor);
+    if (counted < blocks) { /* its held blocks released while marked walking */
+        if (!clheap_tier_walk_begin(track, old | CLHEAP_TIER_STOLEN, blocks))
+            return;
+        clheap_fence_acquire(); /* the held stores of the blocks counted before the flag */
+        clheap_tier_release_run_held(h, run, c, anchor);
+        clheap_tier_walk_end(track, blocks);
         return;
     }
     if ((clheap_xchg64(track, 0) >> 32) != (v >> 32))
         return; /* not by T6: a parked run is the stealer's once flagged */
     clheap_fence_acquire(); /* the held stores of its blocks, released before their counts */
-    clheap_tier_drop_run(h, (clheap_u32)(v >> 32) - 1u, c); /* every block held, and this work-item's */
+    clheap_tier_drop_run(h, run, c); /* every block held, and this work-item's */
 #else
     (void)h;
     (void)index;

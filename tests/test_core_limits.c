@@ -600,6 +600,44 @@ static void stolen_run_leaves_a_later_runs_block(void **state)
     core_heap_destroy(&heap);
 }
 
+/* A stolen run that completes while its stealer walks it (cl/clheap_blocks.h,
+ * clheap_tier_walk_begin), the interleaving taken step by step on one thread: run A's
+ * second block was given back by a trim; a stealer's walking mark is set; A's last block
+ * empties, and its completer, finding the mark, gives back only its own block and leaves
+ * the track (the heap check, between kernels, names the mark); the walk's end frees it. */
+static void stolen_run_completed_during_a_walk(void **state)
+{
+    (void)state;
+    core_heap heap;
+    make_heap(&heap, 16u << 20, 0);
+    uint32_t *h = heap.words, c = clheap_class_for(h, 128), a, anchor;
+    uint32_t frames = h[CLHEAP_HDR_CLASS_FRAMES + c], blocks = h[CLHEAP_HDR_CLASS_RUN + c];
+    assert_int_equal(blocks, 2u);
+    malloc_class(&heap, c, 1, &a, 0);
+    uint32_t run = frame_of(&heap, a, &anchor);
+    core_heap_trim(&heap); /* stolen; the second block, all unhanded, empties and goes back */
+    uint64_t *track = clheap_tier_track_at(h, anchor - 1u), stolen = ((uint64_t)(run + 1u) << 32) | CLHEAP_TIER_STOLEN;
+    assert_int_equal(*track, stolen | 1u);
+    clheap_core_begin();
+    assert_true(clheap_tier_walk_begin(track, *track, blocks)); /* a stealer marks itself walking */
+    assert_int_equal(*track, stolen | CLHEAP_TIER_WALKING | 1u);
+    free_range(&heap, &a, 0, 1); /* the last block empties: complete, the track left to the walker */
+    assert_int_equal(*track, stolen | CLHEAP_TIER_WALKING | 2u);
+    assert_int_equal(*clheap_block_header(h, run), 0u); /* its own block given back */
+    char what[256] = "";
+    assert_int_equal(core_heap_walk(&heap, NULL, what, sizeof what), CLHEAP_ERROR_HEAP_CORRUPT);
+    assert_non_null(strstr(what, "a stealer still walking"));
+    clheap_core_begin();
+    clheap_tier_release_run_held(h, run, c, anchor); /* the walk: nothing held any more */
+    clheap_tier_walk_end(track, blocks);
+    assert_int_equal(*track, 0u); /* freed by the walker */
+    assert_false(clheap_tier_walk_begin(track, stolen | 1u, blocks)); /* a late mark: refused */
+    assert_int_equal(*track, 0u);
+    assert_int_equal(*clheap_block_header(h, run + frames), 0u);
+    assert_trimmed_whole(&heap);
+    core_heap_destroy(&heap);
+}
+
 /* Keeping (cl/clheap_tier.h; on in this test's build): a free in a middle launch that
  * empties a block leaves it in its class, findable and marked, its frames held; the
  * class's search takes it again; a request on its way to NULL stops the keeping, and the
@@ -781,6 +819,7 @@ int main(void)
         cmocka_unit_test(emptied_run_is_parked_and_installed_again),
         cmocka_unit_test(parked_run_goes_before_a_spare),
         cmocka_unit_test(stolen_run_leaves_a_later_runs_block),
+        cmocka_unit_test(stolen_run_completed_during_a_walk),
         cmocka_unit_test(emptied_block_is_kept_until_the_pool_runs_short),
         cmocka_unit_test(growth_and_create_agree_on_the_largest_heap),
     };
