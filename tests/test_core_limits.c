@@ -638,6 +638,34 @@ static void stolen_run_completed_during_a_walk(void **state)
     core_heap_destroy(&heap);
 }
 
+/* A tracked run its hint never installed (a warp took every slot at once) parks when its
+ * blocks empty, and its completer sets CLHEAP_HDR_RUNS_OPEN (cl/clheap_blocks.h,
+ * clheap_tier_count_held): the last resort's clheap_tier_close_all looks at nothing else,
+ * and without the flag it would leave the parked run's frames held while a request fails. */
+static void parked_run_is_found_by_the_last_resort(void **state)
+{
+    (void)state;
+    core_heap heap;
+    make_heap(&heap, 16u << 20, 0);
+    uint32_t *h = heap.words, c = clheap_class_for(h, 16384), units[32], anchor;
+    uint32_t total = clheap_tier_run_slots(h, c);
+    assert_true(h[CLHEAP_HDR_CLASS_HINTS + c] > 0u && total <= 32u);
+    uint32_t used = clheap_pages_used(h);
+    core_heap_malloc_many(&heap, 16384, total, units, 0); /* a warp's worth: the whole run */
+    uint32_t run = frame_of(&heap, units[0], &anchor);
+    assert_int_equal(*clheap_tier_hint_at(h, c, 0) >> 32, 0u); /* not installed */
+    assert_int_equal(h[CLHEAP_HDR_RUNS_OPEN], 0u);
+    free_range(&heap, units, 0, total);
+    assert_int_equal(*clheap_tier_track_at(h, anchor - 1u), ((uint64_t)(run + 1u) << 32) | h[CLHEAP_HDR_CLASS_RUN + c]);
+    assert_int_equal(h[CLHEAP_HDR_RUNS_OPEN], 1u); /* parked: the completer set it */
+    clheap_core_begin();
+    clheap_tier_close_all(h); /* what a failing request's last resort runs */
+    assert_int_equal(*clheap_tier_track_at(h, anchor - 1u) >> 32, 0u);
+    assert_int_equal(clheap_pages_used(h), used); /* its frames given back */
+    assert_trimmed_whole(&heap);
+    core_heap_destroy(&heap);
+}
+
 /* Keeping (cl/clheap_tier.h; on in this test's build): a free in a middle launch that
  * empties a block leaves it in its class, findable and marked, its frames held; the
  * class's search takes it again; a request on its way to NULL stops the keeping, and the
@@ -820,6 +848,7 @@ int main(void)
         cmocka_unit_test(parked_run_goes_before_a_spare),
         cmocka_unit_test(stolen_run_leaves_a_later_runs_block),
         cmocka_unit_test(stolen_run_completed_during_a_walk),
+        cmocka_unit_test(parked_run_is_found_by_the_last_resort),
         cmocka_unit_test(emptied_block_is_kept_until_the_pool_runs_short),
         cmocka_unit_test(growth_and_create_agree_on_the_largest_heap),
     };
