@@ -353,6 +353,9 @@
 
 /* ---- read by cl/clheap_tier.h ---- */
 
+/* Tries of a CAS that others' adds may beat: closing a run hint (clheap_tier_close_hint),
+ * and a stealer's walking mark on a track (clheap_tier_walk_begin: one that fails leaves
+ * the run's held blocks to its completer). */
 #ifndef CLHEAP_TIER_CLOSE_TRIES
 #define CLHEAP_TIER_CLOSE_TRIES 8
 #endif
