@@ -302,7 +302,8 @@ static CLHEAP_INLINE void clheap_block_unlist(CLHEAP_GLOBAL clheap_u32 *h, clhea
 
 /* Ends the life of an empty, invalidated block of class c: out of the active bitmap (if
  * `active`: it may be there, see clheap_block_after_release), its class word `word` (0,
- * or HELD + c for a block held for its run), its incarnation bumped, then sealed (I2). */
+ * or CLHEAP_TIER_HELD_WORD for a block held for its run), its incarnation bumped, then
+ * sealed (I2). */
 static CLHEAP_INLINE void clheap_block_retire(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 frame, clheap_u32 c,
                                               int active, clheap_u32 word)
 {
