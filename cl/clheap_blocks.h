@@ -466,7 +466,7 @@ static CLHEAP_INLINE void clheap_tier_steal(CLHEAP_GLOBAL clheap_u32 *h, clheap_
 #endif
 }
 
-/* Counts the held block of class c whose anchor names `track`, for its run `tag` (first
+/* Counts the held block of class c whose anchor names its track, for its run `tag` (first
  * frame + 1): one add. Returns 0 if the caller is to release its block (the run was
  * stolen from). The add that makes the count RUN(c) completes the run: every block
  * counted, so every one held since its own add, and no other add can come (T6). A
@@ -476,10 +476,11 @@ static CLHEAP_INLINE void clheap_tier_steal(CLHEAP_GLOBAL clheap_u32 *h, clheap_
  * frees the track; while a stealer walks, it leaves both to it. Why parked and not given
  * back or made a spare there: a launch that frees runs whole completes several a hint,
  * and a completer that wrote every block of its run made the launch's end wait for it. */
-static CLHEAP_INLINE int clheap_tier_count_held(CLHEAP_GLOBAL clheap_u32 *h, CLHEAP_GLOBAL clheap_u64 *track,
-                                                clheap_u32 tag, clheap_u32 c, clheap_u32 anchor)
+static CLHEAP_INLINE int clheap_tier_count_held(CLHEAP_GLOBAL clheap_u32 *h, clheap_u32 anchor, clheap_u32 tag,
+                                                clheap_u32 c)
 {
 #if CLHEAP_ATOMICS64
+    CLHEAP_GLOBAL clheap_u64 *track = clheap_tier_track_at(h, anchor - 1u);
     clheap_u64 old = clheap_add64(track, 1u);
     if ((clheap_u32)(old >> 32) != tag) { /* not by T6; if a heap breaks it, the count is mended */
         clheap_add64(track, ~(clheap_u64)0);
@@ -499,10 +500,9 @@ static CLHEAP_INLINE int clheap_tier_count_held(CLHEAP_GLOBAL clheap_u32 *h, CLH
     return 1;
 #else
     (void)h;
-    (void)track;
+    (void)anchor;
     (void)tag;
     (void)c;
-    (void)anchor;
     return 0;
 #endif
 }
@@ -524,7 +524,7 @@ static CLHEAP_INLINE CLHEAP_SLOW_CALL void clheap_block_emptied(CLHEAP_GLOBAL cl
     clheap_u32 tag = clheap_load32(header + CLHEAP_BLOCK_WORD_RUN);
     clheap_block_retire(h, frame, c, active, CLHEAP_TIER_HELD_WORD(anchor, c));
     clheap_fence_release(); /* held before the count that a completer or stealer reads */
-    if (!clheap_tier_count_held(h, clheap_tier_track_at(h, anchor - 1u), tag, c, anchor))
+    if (!clheap_tier_count_held(h, anchor, tag, c))
         clheap_tier_release_held(h, frame, c, anchor);
 }
 
