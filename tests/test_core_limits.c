@@ -554,6 +554,23 @@ static uint32_t frame_of(core_heap *heap, uint32_t unit, uint32_t *anchor)
     return frame;
 }
 
+/* A 16 MiB heap whose 128 B class has runs of two 8-frame blocks and at least two hint
+ * slots (the stolen-run tests'): the class. */
+static uint32_t two_block_run_class(core_heap *heap)
+{
+    make_heap(heap, 16u << 20, 0);
+    uint32_t *h = heap->words, c = clheap_class_for(h, 128);
+    assert_int_equal(h[CLHEAP_HDR_CLASS_RUN + c], 2u);
+    assert_true(h[CLHEAP_HDR_CLASS_HINTS + c] >= 2u && h[CLHEAP_HDR_CLASS_CAPACITY + c] <= 128u);
+    return c;
+}
+
+/* A track following the run at frame `run`, stolen from, `counted` blocks counted. */
+static uint64_t stolen_track(uint32_t run, uint32_t counted)
+{
+    return ((uint64_t)(run + 1u) << 32) | CLHEAP_TIER_STOLEN | counted;
+}
+
 /* A stolen run whose frames a later run reuses (cl/clheap_tier.h, "Recycling"). Runs X
  * (hint slot 1) and A (slot 0), two blocks each, side by side, one object in each first
  * block; a trim steals both and closes their hints, so their second blocks empty and go
@@ -569,18 +586,15 @@ static void stolen_run_leaves_a_later_runs_block(void **state)
 {
     (void)state;
     core_heap heap;
-    make_heap(&heap, 16u << 20, 0); /* runs of two 8-frame blocks (128 B slots) */
-    uint32_t *h = heap.words, c = clheap_class_for(h, 128);
+    uint32_t c = two_block_run_class(&heap), *h = heap.words;
     uint32_t frames = h[CLHEAP_HDR_CLASS_FRAMES + c], capacity = h[CLHEAP_HDR_CLASS_CAPACITY + c];
-    assert_int_equal(h[CLHEAP_HDR_CLASS_RUN + c], 2u);
-    assert_true(h[CLHEAP_HDR_CLASS_HINTS + c] >= 2u && capacity <= 128u);
     uint32_t x, a, b[128] = {0}, anchor_x, anchor_a, anchor_b;
     malloc_class(&heap, c, 1, &x, 1);
     malloc_class(&heap, c, 1, &a, 0);
     uint32_t run_x = frame_of(&heap, x, &anchor_x), run_a = frame_of(&heap, a, &anchor_a);
     assert_int_equal(run_a, run_x + 2u * frames);
     core_heap_trim(&heap); /* both stolen; their second blocks empty and go back */
-    assert_int_equal(*clheap_tier_track_at(h, anchor_a - 1u), ((uint64_t)(run_a + 1u) << 32) | CLHEAP_TIER_STOLEN | 1u);
+    assert_int_equal(*clheap_tier_track_at(h, anchor_a - 1u), stolen_track(run_a, 1u));
     assert_int_equal(*clheap_block_header(h, run_a + frames), 0u);
     malloc_class(&heap, c, capacity, b, 0); /* run B, its first block handed out whole */
     uint32_t run_b = frame_of(&heap, b[0], &anchor_b);
@@ -609,14 +623,12 @@ static void stolen_run_completed_during_a_walk(void **state)
 {
     (void)state;
     core_heap heap;
-    make_heap(&heap, 16u << 20, 0);
-    uint32_t *h = heap.words, c = clheap_class_for(h, 128), a, anchor;
+    uint32_t c = two_block_run_class(&heap), *h = heap.words, a, anchor;
     uint32_t frames = h[CLHEAP_HDR_CLASS_FRAMES + c], blocks = h[CLHEAP_HDR_CLASS_RUN + c];
-    assert_int_equal(blocks, 2u);
     malloc_class(&heap, c, 1, &a, 0);
     uint32_t run = frame_of(&heap, a, &anchor);
     core_heap_trim(&heap); /* stolen; the second block, all unhanded, empties and goes back */
-    uint64_t *track = clheap_tier_track_at(h, anchor - 1u), stolen = ((uint64_t)(run + 1u) << 32) | CLHEAP_TIER_STOLEN;
+    uint64_t *track = clheap_tier_track_at(h, anchor - 1u), stolen = stolen_track(run, 0u);
     assert_int_equal(*track, stolen | 1u);
     clheap_core_begin();
     assert_true(clheap_tier_walk_begin(track, *track, blocks)); /* a stealer marks itself walking */
